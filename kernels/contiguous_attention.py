@@ -1,0 +1,80 @@
+"""Stage 1: attention over one sequence's contiguous KV cache.
+
+The same kernel serves prefill (Lq = prompt length, causal) and decode
+(Lq = 1, the new token sees the whole context). One program handles BLOCK_M
+queries of one head and walks the cache in blocks of BLOCK_N keys.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from .online_softmax import attend_block, finish_rows, launch_options
+
+
+# ANCHOR: kernel
+@triton.jit
+def _contiguous_attention_kernel(
+    Q, K, V, O,                       # q/o [Lq, H, d]; k/v cache [T, KVH, d]
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    num_queries, context_len, scale,
+    GROUP: tl.constexpr,              # query heads per KV head (GQA)
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+):
+    head = tl.program_id(1)
+    kv_head = head // GROUP
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    d_ok = offs_d[None, :] < HEAD_DIM
+    q_pos = context_len - num_queries + offs_m        # each query's place in the sequence
+    q = tl.load(Q + offs_m[:, None] * stride_qt + head * stride_qh + offs_d[None, :],
+                mask=(offs_m[:, None] < num_queries) & d_ok, other=0.0)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
+    # Causality: no query of this block looks past its last query's position.
+    last_key = tl.minimum(context_len, context_len - num_queries + (tl.program_id(0) + 1) * BLOCK_M)
+    for start in range(0, last_key, BLOCK_N):
+        offs_n = start + tl.arange(0, BLOCK_N)
+        kv_off = offs_n[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
+        kv_ok = (offs_n[:, None] < context_len) & d_ok
+        k = tl.load(K + kv_off, mask=kv_ok, other=0.0)
+        v = tl.load(V + kv_off, mask=kv_ok, other=0.0)
+        visible = (offs_n[None, :] <= q_pos[:, None]) & (offs_n[None, :] < context_len)
+        m_i, l_i, acc = attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
+
+    out = finish_rows(acc, l_i)
+    tl.store(O + offs_m[:, None] * stride_ot + head * stride_oh + offs_d[None, :],
+             out.to(O.dtype.element_ty), mask=(offs_m[:, None] < num_queries) & d_ok)
+# ANCHOR_END: kernel
+
+
+# ANCHOR: wrapper
+def contiguous_attention(q, k_cache, v_cache, context_len):
+    """q [Lq, H, d]; k/v cache [T, KVH, d] holding context_len tokens, the
+    last Lq of which are the queries' own. Returns [Lq, H, d]."""
+    num_queries, num_heads, head_dim = q.shape
+    _check_cache(q, k_cache, v_cache, context_len)
+    opts = launch_options(q, head_dim, num_queries)
+    out = torch.empty_like(q)
+    grid = (triton.cdiv(num_queries, opts["BLOCK_M"]), num_heads)
+    _contiguous_attention_kernel[grid](
+        q, k_cache, v_cache, out,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
+        num_queries, context_len, head_dim ** -0.5,
+        GROUP=num_heads // k_cache.shape[-2], **opts,
+    )
+    return out
+# ANCHOR_END: wrapper
+
+
+def _check_cache(q, k_cache, v_cache, context_len):
+    if q.stride(-1) != 1 or k_cache.stride(-1) != 1 or v_cache.stride(-1) != 1:
+        raise ValueError("the last (head_dim) axis of q and the caches must be contiguous")
+    if k_cache.stride() != v_cache.stride():
+        raise ValueError("k_cache and v_cache must share one layout")
+    if q.shape[-2] % k_cache.shape[-2]:
+        raise ValueError(f"{q.shape[-2]} query heads is not a multiple of {k_cache.shape[-2]} KV heads")
+    if not q.shape[-3] <= context_len <= k_cache.shape[-3]:
+        raise ValueError(f"context_len {context_len} must be within [{q.shape[-3]}, {k_cache.shape[-3]}]")

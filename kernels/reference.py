@@ -1,0 +1,58 @@
+"""Naive PyTorch attention: the ground truth every Triton kernel is tested against.
+
+Every function here builds the full score matrix and an explicit boolean mask,
+so it is easy to check by eye. They compute in fp32 and return q's dtype.
+Shapes: ``H`` query heads, ``KVH`` key/value heads (GQA: H is a multiple of
+KVH), ``d`` head dim, ``T`` cache capacity in tokens.
+"""
+import torch
+
+
+# ANCHOR: naive_attention
+def naive_attention(q, k, v, visible):
+    """q [Lq, H, d], k/v [Lk, KVH, d], visible [Lq, Lk] bool -> [Lq, H, d].
+
+    A query row that sees no key at all (a padding row) returns zeros.
+    """
+    group = q.shape[1] // k.shape[1]
+    k = k.float().repeat_interleave(group, dim=1)              # [Lk, H, d]
+    v = v.float().repeat_interleave(group, dim=1)
+    scores = torch.einsum("qhd,khd->hqk", q.float(), k) * q.shape[-1] ** -0.5
+    scores = scores.masked_fill(~visible, float("-inf"))       # [H, Lq, Lk]
+    probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)      # all -inf rows -> 0
+    return torch.einsum("hqk,khd->qhd", probs, v).to(q.dtype)
+# ANCHOR_END: naive_attention
+
+
+def causal_visibility(num_queries, context_len, device=None):
+    """[Lq, context_len] mask: the queries are the last Lq tokens of the context."""
+    q_pos = torch.arange(context_len - num_queries, context_len, device=device)
+    k_pos = torch.arange(context_len, device=device)
+    return k_pos[None, :] <= q_pos[:, None]
+
+
+# ANCHOR: contiguous_reference
+def contiguous_attention(q, k_cache, v_cache, context_len):
+    """Stage 1. q [Lq, H, d] are the newest Lq tokens of one sequence whose
+    K/V (new tokens included) fill k_cache[:context_len] ([T, KVH, d])."""
+    visible = causal_visibility(q.shape[0], context_len, q.device)
+    return naive_attention(q, k_cache[:context_len], v_cache[:context_len], visible)
+# ANCHOR_END: contiguous_reference
+
+
+# ANCHOR: padded_reference
+def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
+    """Stage 2. A left-padded batch: q [B, Lq, H, d], caches [B, T, KVH, d].
+
+    Row b holds pad_lens[b] padding tokens, then its real tokens; every row
+    ends at column context_len. A key is visible if it is real (column >=
+    pad_lens[b]) and not in the query's future.
+    """
+    out = torch.empty_like(q)
+    causal = causal_visibility(q.shape[1], context_len, q.device)
+    for b in range(q.shape[0]):
+        real_key = torch.arange(context_len, device=q.device) >= int(pad_lens[b])
+        visible = causal & real_key[None, :]
+        out[b] = naive_attention(q[b], k_cache[b, :context_len], v_cache[b, :context_len], visible)
+    return out
+# ANCHOR_END: padded_reference

@@ -1,0 +1,21 @@
+"""minicb: LLM request batching, built stage by stage.
+
+    from minicb import LLM, SamplingParams, make_tiny_checkpoint
+    path = make_tiny_checkpoint("tiny-llama", arch="llama", seed=0)
+    llm = LLM(path, engine="static")
+    outputs = llm.generate(["Hello", "Batching is"], SamplingParams(max_tokens=16))
+"""
+from .attention import use_interpreter_without_gpu
+
+use_interpreter_without_gpu()   # before anything imports triton
+
+from .checkpoint import load_model, make_tiny_checkpoint  # noqa: E402
+from .config import EngineConfig  # noqa: E402
+from .llm import LLM  # noqa: E402
+from .metrics import RunMetrics  # noqa: E402
+from .request import RequestOutput  # noqa: E402
+from .sampling import SamplingParams  # noqa: E402
+
+__all__ = ["LLM", "SamplingParams", "make_tiny_checkpoint", "load_model", "EngineConfig",
+           "RunMetrics", "RequestOutput"]
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""Choosing the attention implementation: Triton kernels or the naive reference.
+
+Both give the same functions with the same signatures
+(``contiguous_attention``, ``padded_attention``, ...), so a stage asks for
+``ops.padded_attention`` and does not care which it got.
+
+Without a GPU, Triton kernels run in Triton's interpreter. Triton reads
+``TRITON_INTERPRET`` when it is first imported, so ``minicb`` sets it on
+import (``use_interpreter_without_gpu``), before anything loads triton.
+"""
+import os
+import sys
+from types import SimpleNamespace
+
+import torch
+
+KERNEL_NAMES = ("contiguous_attention", "padded_attention")
+
+
+def use_interpreter_without_gpu():
+    if not torch.cuda.is_available() and "triton" not in sys.modules:
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def attention_ops(backend: str) -> SimpleNamespace:
+    if backend == "torch":
+        from .kernels import reference as module
+    elif backend == "triton":
+        _check_triton_can_run()
+        from .kernels import contiguous_attention, padded_attention
+        module = SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
+                                 padded_attention=padded_attention.padded_attention)
+    else:
+        raise ValueError(f"unknown attention backend {backend!r}")
+    return SimpleNamespace(**{name: getattr(module, name) for name in KERNEL_NAMES})
+
+
+def _check_triton_can_run():
+    if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError(
+            "attention_backend='triton' without a GPU needs Triton's interpreter: set "
+            "TRITON_INTERPRET=1 before triton is first imported (import minicb first, or "
+            "export it in the shell), or use attention_backend='torch'")

@@ -1,0 +1,160 @@
+"""Checkpoints: load a local Hugging Face folder, or write a random one.
+
+``make_tiny_checkpoint`` is how every test, notebook and demo gets a model:
+nothing is ever downloaded. Its ``shape`` argument also gives real model
+shapes (Llama 3.2 1B, Llama 3.1 8B) with random weights for GPU benchmarks.
+"""
+import json
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .model import Decoder, ModelConfig, Rotary
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def resolve_dtype(dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if dtype in DTYPES:
+        return DTYPES[dtype]
+    raise ValueError(f"unsupported dtype {dtype!r}; choose one of {list(DTYPES)}")
+
+
+def read_config(path) -> ModelConfig:
+    config_file = Path(path) / "config.json"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"{path} is not a checkpoint folder: no config.json in it")
+    return ModelConfig.from_hf(json.loads(config_file.read_text()))
+
+
+# ANCHOR: load_model
+def load_model(path, dtype="float32", device="cpu") -> Decoder:
+    """Build the decoder on the meta device, then adopt the checkpoint's tensors."""
+    cfg, dtype = read_config(path), resolve_dtype(dtype)
+    with torch.device("meta"):
+        model = Decoder(cfg)
+    state = {}
+    for shard in sorted(Path(path).glob("*.safetensors")):
+        for name, tensor in load_file(shard, device=str(device)).items():
+            state[name.removeprefix("model.")] = tensor.to(dtype)
+    if cfg.tie_word_embeddings:
+        state["lm_head.weight"] = state["embed_tokens.weight"]
+    model.load_state_dict(state, strict=True, assign=True)
+    model.rotary = Rotary(cfg, device)
+    return model.eval()
+# ANCHOR_END: load_model
+
+
+# Real model shapes; with random weights they measure speed, not quality.
+SHAPES = {
+    "llama-3.2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+                         vocab_size=128256, rope_theta=500000.0, tie_word_embeddings=True,
+                         max_position_embeddings=131072,
+                         rope_scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
+                                           high_freq_factor=4.0, original_max_position_embeddings=8192)),
+    "llama-3.1-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                         vocab_size=128256, rope_theta=500000.0, tie_word_embeddings=False,
+                         max_position_embeddings=131072,
+                         rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                           high_freq_factor=4.0, original_max_position_embeddings=8192)),
+}
+
+# Tiny shapes, one per architecture, each exercising that architecture's quirks
+# (Llama 3 rope scaling, Qwen2 q/k/v bias and tied embeddings, Qwen3 q/k norm
+# with head_dim * heads != hidden_size). GQA everywhere.
+TINY = {
+    "llama": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=16, rope_theta=10000.0, tie_word_embeddings=False,
+                  rope_scaling=dict(rope_type="llama3", factor=4.0, low_freq_factor=1.0,
+                                    high_freq_factor=4.0, original_max_position_embeddings=64)),
+    "qwen2": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=1, head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True),
+    "qwen3": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=32, rope_theta=1000000.0, tie_word_embeddings=True),
+}
+
+
+# ANCHOR: make_tiny_checkpoint
+def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float32",
+                         max_position_embeddings=2048):
+    """Write config.json, random safetensors weights and a byte-level tokenizer
+    to ``path`` and return it. ``arch``: llama, qwen2 or qwen3. ``shape``:
+    "tiny" or a key of ``SHAPES`` (real dimensions, random weights; use
+    dtype="bfloat16" there: the 8B shape is 16 GB in bf16)."""
+    from transformers import LlamaConfig, Qwen2Config, Qwen3Config
+
+    config_classes = {"llama": LlamaConfig, "qwen2": Qwen2Config, "qwen3": Qwen3Config}
+    if arch not in config_classes:
+        raise ValueError(f"unknown arch {arch!r}; choose one of {list(config_classes)}")
+    if shape != "tiny" and shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose 'tiny' or one of {list(SHAPES)}")
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    tokenizer = _byte_level_tokenizer()
+    dims = dict(TINY[arch] if shape == "tiny" else SHAPES[shape])
+    dims.setdefault("vocab_size", len(tokenizer))
+    dims.setdefault("max_position_embeddings", max_position_embeddings)
+    hf_config = config_classes[arch](
+        **dims, rms_norm_eps=1e-6, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, dtype=dtype)
+    hf_config.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed, resolve_dtype(dtype))
+    save_file(weights, path / "model.safetensors", metadata={"format": "pt"})
+    return str(path)
+# ANCHOR_END: make_tiny_checkpoint
+
+
+def _random_weights(cfg: ModelConfig, seed: int, dtype) -> dict:
+    """Hugging Face-named tensors. The scale is larger than a trained model's
+    so that greedy decoding has clear winners: two implementations that differ
+    by rounding still pick the same token."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def randn(*shape, std):
+        return (torch.randn(*shape, generator=gen) * std).to(dtype)
+
+    def norm(dim):   # near 1, but not 1, so a weight that fails to load shows up
+        return (1.0 + 0.1 * torch.randn(dim, generator=gen)).to(dtype)
+
+    hidden, inter, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    q_size, kv_size = cfg.num_attention_heads * d, cfg.num_key_value_heads * d
+    w = {"model.embed_tokens.weight": randn(cfg.vocab_size, hidden, std=1.0),
+         "model.norm.weight": norm(hidden)}
+    if not cfg.tie_word_embeddings:
+        w["lm_head.weight"] = randn(cfg.vocab_size, hidden, std=8 * hidden ** -0.5)
+    for i in range(cfg.num_hidden_layers):
+        p = f"model.layers.{i}."
+        for name, rows, cols in [("q_proj", q_size, hidden), ("k_proj", kv_size, hidden),
+                                 ("v_proj", kv_size, hidden), ("o_proj", hidden, q_size)]:
+            w[p + f"self_attn.{name}.weight"] = randn(rows, cols, std=cols ** -0.5)
+        if cfg.qkv_bias:
+            for name, size in [("q_proj", q_size), ("k_proj", kv_size), ("v_proj", kv_size)]:
+                w[p + f"self_attn.{name}.bias"] = randn(size, std=0.1)
+        if cfg.qk_norm:
+            w[p + "self_attn.q_norm.weight"], w[p + "self_attn.k_norm.weight"] = norm(d), norm(d)
+        w[p + "mlp.gate_proj.weight"] = randn(inter, hidden, std=hidden ** -0.5)
+        w[p + "mlp.up_proj.weight"] = randn(inter, hidden, std=hidden ** -0.5)
+        w[p + "mlp.down_proj.weight"] = randn(hidden, inter, std=inter ** -0.5)
+        w[p + "input_layernorm.weight"] = norm(hidden)
+        w[p + "post_attention_layernorm.weight"] = norm(hidden)
+    return w
+
+
+def _byte_level_tokenizer():
+    """256 byte tokens plus <pad>, <s>, </s>: any text encodes, nothing to download."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>"]
+    vocab = {tok: i for i, tok in enumerate(specials + sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
+                                   eos_token="</s>", clean_up_tokenization_spaces=False)

@@ -1,0 +1,214 @@
+"""A Llama-family decoder, written once for every stage.
+
+Covers Llama and Mistral, Qwen2 (bias on q/k/v) and Qwen3 (RMSNorm on q and k
+per head): grouped-query attention, rotary position embeddings (with Llama 3
+frequency scaling), RMSNorm and a SwiGLU MLP. Parameter names follow Hugging
+Face's, so a checkpoint's safetensors load as they are.
+
+The model knows nothing about batching. It takes a flat run of tokens
+``[N]`` with their positions and hands attention to ``attn``, an object the
+stage builds: ``attn(layer_idx, q, k, v)`` stores k/v in the stage's KV cache
+and returns the attention output. Stages differ only in that object.
+"""
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+
+
+@dataclass
+class ModelConfig:
+    model_type: str
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    rope_scaling: dict | None        # Llama 3 style scaling, or None
+    qkv_bias: bool
+    o_bias: bool
+    qk_norm: bool
+    tie_word_embeddings: bool
+    max_position_embeddings: int
+    eos_token_ids: tuple[int, ...]
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> "ModelConfig":
+        """Read a Hugging Face ``config.json`` dict (transformers 4 or 5 style)."""
+        model_type = hf.get("model_type")
+        if model_type not in SUPPORTED_MODEL_TYPES:
+            raise ValueError(f"unsupported architecture {model_type!r} ({hf.get('architectures')}); "
+                             f"minicb supports {SUPPORTED_MODEL_TYPES}")
+        if hf.get("hidden_act", "silu") != "silu":
+            raise ValueError(f"unsupported hidden_act {hf['hidden_act']!r}; only 'silu' (SwiGLU)")
+        rope = hf.get("rope_parameters") or {}
+        scaling = hf.get("rope_scaling") or rope
+        if scaling.get("rope_type", scaling.get("type", "default")) == "default":
+            scaling = None
+        elif scaling.get("rope_type", scaling.get("type")) != "llama3":
+            raise ValueError(f"unsupported rope scaling {scaling!r}; minicb supports 'default' and 'llama3'")
+        heads = hf["num_attention_heads"]
+        eos = hf.get("eos_token_id")
+        attention_bias = hf.get("attention_bias", False)
+        return cls(
+            model_type=model_type,
+            vocab_size=hf["vocab_size"],
+            hidden_size=hf["hidden_size"],
+            intermediate_size=hf["intermediate_size"],
+            num_hidden_layers=hf["num_hidden_layers"],
+            num_attention_heads=heads,
+            num_key_value_heads=hf.get("num_key_value_heads") or heads,
+            head_dim=hf.get("head_dim") or hf["hidden_size"] // heads,
+            rms_norm_eps=hf["rms_norm_eps"],
+            rope_theta=rope.get("rope_theta", hf.get("rope_theta", 10000.0)),
+            rope_scaling=scaling,
+            qkv_bias=model_type == "qwen2" or attention_bias,
+            o_bias=model_type in ("llama", "mistral") and attention_bias,
+            qk_norm=model_type == "qwen3",
+            tie_word_embeddings=hf.get("tie_word_embeddings", False),
+            max_position_embeddings=hf.get("max_position_embeddings", 2048),
+            eos_token_ids=tuple(eos if isinstance(eos, list) else [] if eos is None else [eos]),
+        )
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        # Normalise in fp32, as the reference implementation does, then cast back.
+        x32 = x.float()
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(x.dtype)
+
+
+# ANCHOR: rope
+class Rotary:
+    """Rotary position embedding: rotate pairs of q/k channels by position * frequency."""
+
+    def __init__(self, cfg: ModelConfig, device):
+        exponents = torch.arange(0, cfg.head_dim, 2, dtype=torch.int64).float() / cfg.head_dim
+        inv_freq = 1.0 / (cfg.rope_theta ** exponents)                      # [d/2]
+        if cfg.rope_scaling is not None:
+            inv_freq = llama3_scaled_frequencies(inv_freq, cfg.rope_scaling)
+        self.inv_freq = inv_freq.to(device)
+
+    def cos_sin(self, positions, dtype):
+        freqs = positions.float()[:, None] * self.inv_freq[None, :]        # [N, d/2]
+        angles = torch.cat([freqs, freqs], dim=-1)                          # [N, d]
+        return angles.cos().to(dtype), angles.sin().to(dtype)
+
+
+def apply_rotary(x, cos, sin):
+    """x [N, heads, d]; cos/sin [N, d]. Channel i pairs with channel i + d/2."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos[:, None, :] + rotated * sin[:, None, :]
+# ANCHOR_END: rope
+
+
+def llama3_scaled_frequencies(inv_freq, scaling):
+    """Llama 3 long-context scaling: slow down low frequencies by ``factor``,
+    keep high frequencies, blend smoothly in between."""
+    factor = scaling["factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    original_len = scaling["original_max_position_embeddings"]
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > original_len / low, inv_freq / factor, inv_freq)
+    blend = (original_len / wavelen - low) / (high - low)
+    smoothed = (1 - blend) * scaled / factor + blend * scaled
+    in_between = (wavelen >= original_len / high) & (wavelen <= original_len / low)
+    return torch.where(in_between, smoothed, scaled)
+
+
+# ANCHOR: attention
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer_idx: int):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.num_heads, self.num_kv_heads, self.head_dim = (
+            cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim)
+        q_size, kv_size = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        self.q_proj = nn.Linear(cfg.hidden_size, q_size, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(q_size, cfg.hidden_size, bias=cfg.o_bias)
+        if cfg.qk_norm:
+            self.q_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
+            self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
+
+    def forward(self, x, cos, sin, attn):
+        n = x.shape[0]                                                       # x [N, hidden]
+        q = self.q_proj(x).view(n, self.num_heads, self.head_dim)           # [N, H, d]
+        k = self.k_proj(x).view(n, self.num_kv_heads, self.head_dim)        # [N, KVH, d]
+        v = self.v_proj(x).view(n, self.num_kv_heads, self.head_dim)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        out = attn(self.layer_idx, q, k, v)                                  # the stage's cache + kernel
+        return self.o_proj(out.reshape(n, self.num_heads * self.head_dim))
+# ANCHOR_END: attention
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer_idx: int):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg, layer_idx)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, h, cos, sin, attn):
+        h = h + self.self_attn(self.input_layernorm(h), cos, sin, attn)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+# ANCHOR: decoder
+class Decoder(nn.Module):
+    """Token ids in, next-token logits out. Build with ``load_model``."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.config = cfg
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_hidden_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.rotary = None   # set by load_model once the device is known
+
+    @torch.inference_mode()
+    def forward(self, input_ids, positions, attn):
+        """input_ids, positions [N] -> hidden states [N, hidden] (after the final norm)."""
+        h = self.embed_tokens(input_ids)
+        cos, sin = self.rotary.cos_sin(positions, h.dtype)
+        for layer in self.layers:
+            h = layer(h, cos, sin, attn)
+        return self.norm(h)
+
+    @torch.inference_mode()
+    def compute_logits(self, hidden):
+        """hidden [n, hidden] -> fp32 logits [n, vocab]. Call it only on the rows
+        that sample a token: the lm_head is the largest matmul in a small model."""
+        return self.lm_head(hidden).float()
+# ANCHOR_END: decoder

@@ -1,0 +1,94 @@
+"""A request's life: its tokens, its sampling, its timestamps, its output."""
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from .sampling import SamplingParams
+
+_ids = itertools.count()
+
+
+# ANCHOR: metrics
+@dataclass
+class RequestMetrics:
+    """Wall-clock timestamps (time.perf_counter seconds) and token counts."""
+    arrival_time: float
+    first_scheduled_time: float | None = None
+    first_token_time: float | None = None
+    finish_time: float | None = None
+    num_prompt_tokens: int = 0
+    num_output_tokens: int = 0
+
+    @property
+    def ttft(self) -> float:
+        """Time to first token: arrival to the first generated token."""
+        return self.first_token_time - self.arrival_time
+
+    @property
+    def latency(self) -> float:
+        """End to end: arrival to the last token."""
+        return self.finish_time - self.arrival_time
+
+    @property
+    def tpot(self) -> float:
+        """Time per output token after the first (0 for a one-token answer)."""
+        n = self.num_output_tokens - 1
+        return (self.finish_time - self.first_token_time) / n if n > 0 else 0.0
+# ANCHOR_END: metrics
+
+
+# ANCHOR: request
+@dataclass
+class Request:
+    prompt_token_ids: list[int]
+    params: SamplingParams
+    eos_token_ids: tuple[int, ...]
+    request_id: str = field(default_factory=lambda: str(next(_ids)))
+    prompt: str | None = None
+    generator: object = None                  # this request's torch.Generator
+    output_token_ids: list[int] = field(default_factory=list)
+    finish_reason: str | None = None          # "length" | "stop" | "eos"
+    metrics: RequestMetrics = None
+
+    def __post_init__(self):
+        if self.metrics is None:
+            self.metrics = RequestMetrics(arrival_time=time.perf_counter())
+        self.metrics.num_prompt_tokens = len(self.prompt_token_ids)
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def num_tokens(self) -> int:
+        """Prompt plus generated: the tokens this request's KV cache holds."""
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+    def append_token(self, token: int, now: float) -> bool:
+        """Record one generated token; return True if the request is now finished."""
+        self.output_token_ids.append(token)
+        self.metrics.num_output_tokens = len(self.output_token_ids)
+        if self.metrics.first_token_time is None:
+            self.metrics.first_token_time = now
+        if token in self.params.stop_token_ids:
+            self.finish_reason = "stop"
+        elif token in self.eos_token_ids and not self.params.ignore_eos:
+            self.finish_reason = "eos"
+        elif len(self.output_token_ids) >= self.params.max_tokens:
+            self.finish_reason = "length"
+        if self.finished:
+            self.metrics.finish_time = now
+        return self.finished
+# ANCHOR_END: request
+
+
+@dataclass
+class RequestOutput:
+    """What ``LLM.generate`` returns for each prompt, in prompt order."""
+    request_id: str
+    prompt: str | None
+    prompt_token_ids: list[int]
+    output_token_ids: list[int]
+    text: str
+    finish_reason: str
+    metrics: RequestMetrics

@@ -1,0 +1,1 @@
+"""One module per batching stage; each builds on ``base.Engine``."""

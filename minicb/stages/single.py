@@ -1,0 +1,64 @@
+"""Stage 1: one request at a time.
+
+The request's prompt goes through the model in one forward pass (prefill),
+filling the KV cache and giving the first token. Then each decode step feeds
+the newest token alone: it reads every weight of the model and the whole KV
+cache to produce a single token. That is why decode is memory-bound, and why
+every later stage is about putting more requests into that one pass.
+"""
+import time
+
+from .base import Engine
+
+
+# ANCHOR: cache
+class ContiguousKVCache:
+    """One sequence's K and V: [layers, capacity, kv_heads, head_dim] each.
+
+    Called by the model once per layer with the step's new q/k/v: it stores
+    k/v after the tokens already cached, then attends over all of them.
+    """
+
+    def __init__(self, engine: Engine, capacity: int):
+        shape = engine.kv_cache_shape(capacity)
+        self.k = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.v = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.attention = engine.ops.contiguous_attention
+        self.context_len = 0            # tokens whose K/V are stored
+
+    def __call__(self, layer, q, k, v):           # q [N, H, d]; k, v [N, KVH, d]
+        end = self.context_len + q.shape[0]
+        self.k[layer, self.context_len:end] = k
+        self.v[layer, self.context_len:end] = v
+        return self.attention(q, self.k[layer], self.v[layer], end)
+
+    def advance(self, num_tokens):
+        """Called after a forward pass: its tokens now belong to the context."""
+        self.context_len += num_tokens
+# ANCHOR_END: cache
+
+
+# ANCHOR: engine
+class SingleEngine(Engine):
+    name = "single"
+
+    def run(self, requests):
+        for request in requests:          # strictly in arrival order
+            self.serve(request)
+
+    def serve(self, request):
+        request.metrics.first_scheduled_time = time.perf_counter()
+        capacity = len(request.prompt_token_ids) + request.params.max_tokens
+        cache = ContiguousKVCache(self, capacity)
+        new_tokens, kind = request.prompt_token_ids, "prefill"
+        while not request.finished:
+            started = time.perf_counter()
+            start = cache.context_len
+            positions = self.tensor(range(start, start + len(new_tokens)))
+            hidden = self.model(self.tensor(new_tokens), positions, cache)      # [N, hidden]
+            cache.advance(len(new_tokens))
+            self.sample([request], hidden[-1:])          # only the last position predicts
+            self.record(kind, [request.request_id], len(new_tokens),
+                        kv_reserved=capacity, kv_used=cache.context_len, started=started)
+            new_tokens, kind = request.output_token_ids[-1:], "decode"
+# ANCHOR_END: engine

@@ -1,0 +1,100 @@
+"""Stage 2: static batching.
+
+Requests are cut into batches of up to ``max_batch_size`` and each batch runs
+to completion before the next starts. Prompts of different lengths are
+padded on the left, so every row's newest token sits in the same column and
+one decode step serves the whole batch. The KV cache for the batch's longest
+prompt + longest max_tokens is reserved up front, for every row.
+
+The price: a row whose request has finished keeps being computed until the
+batch's longest request is done (the "white squares"), and requests that
+arrive meanwhile wait for the whole batch (head-of-line blocking).
+"""
+import time
+
+import torch
+
+from .base import Engine
+
+
+# ANCHOR: cache
+class PaddedBatchKVCache:
+    """A batch's K and V: [layers, batch, capacity, kv_heads, head_dim] each.
+
+    Row b starts with pad_lens[b] padding columns; the kernel's mask hides
+    them. The model hands over flat tokens [batch * step_len]; this reshapes
+    them into rows.
+    """
+
+    def __init__(self, engine: Engine, pad_lens: list[int], capacity: int):
+        shape = engine.kv_cache_shape(len(pad_lens), capacity)
+        self.k = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.v = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.pad_lens = engine.tensor(pad_lens, dtype=torch.int32)
+        self.attention = engine.ops.padded_attention
+        self.batch = len(pad_lens)
+        self.context_len = 0           # columns filled, padding included
+
+    def __call__(self, layer, q, k, v):            # q [B*L, H, d]; k, v [B*L, KVH, d]
+        q, k, v = (x.view(self.batch, -1, *x.shape[1:]) for x in (q, k, v))
+        end = self.context_len + q.shape[1]
+        self.k[layer, :, self.context_len:end] = k
+        self.v[layer, :, self.context_len:end] = v
+        out = self.attention(q, self.k[layer], self.v[layer], end, self.pad_lens)
+        return out.flatten(0, 1)
+
+    def advance(self, num_columns):
+        self.context_len += num_columns
+# ANCHOR_END: cache
+
+
+# ANCHOR: engine
+class StaticEngine(Engine):
+    name = "static"
+
+    def run(self, requests):
+        for batch in self.form_batches(requests):
+            self.run_batch(batch)
+
+    def form_batches(self, requests):
+        """Arrival order, cut every max_batch_size. With bucket_by_length, sort
+        by expected output length first (custom batching): requests that will
+        finish together share a batch, so fewer rows idle."""
+        if self.config.bucket_by_length:
+            requests = sorted(requests, key=lambda r: r.params.max_tokens)
+        size = self.config.max_batch_size
+        return [requests[i:i + size] for i in range(0, len(requests), size)]
+
+    def run_batch(self, batch):
+        started = time.perf_counter()
+        for request in batch:
+            request.metrics.first_scheduled_time = started
+        longest = max(len(r.prompt_token_ids) for r in batch)
+        pad_lens = [longest - len(r.prompt_token_ids) for r in batch]
+        capacity = longest + max(r.params.max_tokens for r in batch)   # reserved up front
+        cache = PaddedBatchKVCache(self, pad_lens, capacity)
+        kv_reserved = len(batch) * capacity
+
+        # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
+        ids = [[0] * pad + r.prompt_token_ids for pad, r in zip(pad_lens, batch)]
+        positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
+        self.forward_and_sample(batch, cache, ids, positions, "prefill", kv_reserved, started)
+
+        # Decode until the longest request is done; finished rows ride along.
+        while not all(r.finished for r in batch):
+            started = time.perf_counter()
+            ids = [[r.output_token_ids[-1]] for r in batch]
+            positions = [[cache.context_len - pad] for pad in pad_lens]
+            self.forward_and_sample(batch, cache, ids, positions, "decode", kv_reserved, started)
+
+    def forward_and_sample(self, batch, cache, ids, positions, kind, kv_reserved, started):
+        """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
+        rows = [None if r.finished else r.request_id for r in batch]
+        live = [i for i, row in enumerate(rows) if row is not None]
+        hidden = self.model(self.tensor(ids).flatten(), self.tensor(positions).flatten(), cache)
+        cache.advance(len(ids[0]))
+        kv_used = sum(r.num_tokens for r in batch)        # real tokens now cached
+        last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
+        self.sample([batch[i] for i in live], last[live])
+        self.record(kind, rows, len(batch) * len(ids[0]), kv_reserved, kv_used, started)
+# ANCHOR_END: engine
