@@ -93,6 +93,7 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
         raise ValueError(f"unknown arch {arch!r}; choose one of {list(config_classes)}")
     if shape != "tiny" and shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; choose 'tiny' or one of {list(SHAPES)}")
+    torch_dtype = resolve_dtype(dtype)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _byte_level_tokenizer()
@@ -104,7 +105,7 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, dtype=dtype)
     hf_config.save_pretrained(path)
     tokenizer.save_pretrained(path)
-    weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed, resolve_dtype(dtype))
+    weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed, torch_dtype)
     save_file(weights, path / "model.safetensors", metadata={"format": "pt"})
     return str(path)
 # ANCHOR_END: make_tiny_checkpoint

@@ -1,0 +1,53 @@
+"""Shared fixtures. Without a GPU, Triton kernels run in Triton's interpreter;
+TRITON_INTERPRET must be set before triton is first imported, so it is set here,
+before any test module imports minicb or triton."""
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+from minicb import make_tiny_checkpoint  # noqa: E402
+
+ARCHS = ("llama", "qwen2", "qwen3")
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture(scope="session")
+def checkpoints(tmp_path_factory):
+    """One tiny random checkpoint per architecture, written once per test session."""
+    root = tmp_path_factory.mktemp("checkpoints")
+    return {arch: make_tiny_checkpoint(root / f"tiny-{arch}", arch=arch, seed=0) for arch in ARCHS}
+
+
+@pytest.fixture(scope="session")
+def llama(checkpoints):
+    return checkpoints["llama"]
+
+# A mixed batch: a one-token prompt, prompts shorter and longer than a kernel
+# block, and max_tokens of 1 and more.
+PROMPTS = [[5, 6, 7], [9], list(range(10, 43)), list(range(50, 57)), [200, 3, 77, 41, 8]]
+MAX_TOKENS = [5, 1, 8, 3, 6]
+
+
+@pytest.fixture(scope="session")
+def hf_greedy(checkpoints):
+    """Token ids transformers' generate produces greedily, one prompt at a time
+    (no padding: the plainest possible reference), for PROMPTS/MAX_TOKENS."""
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    results = {}
+    for arch, path in checkpoints.items():
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        outs = []
+        for prompt, n in zip(PROMPTS, MAX_TOKENS):
+            config = GenerationConfig(max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                                      eos_token_id=None, pad_token_id=0)
+            ids = torch.tensor([prompt])
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), generation_config=config)
+            outs.append(out[0, len(prompt):].tolist())
+        results[arch] = outs
+    return results

@@ -1,0 +1,54 @@
+"""Bad input gets a ValueError naming the request and the value, before any
+work runs, and the LLM serves the next good call as if nothing happened."""
+import pytest
+
+from minicb import LLM, SamplingParams
+
+GOOD_PROMPTS = [[5, 6, 7], [8]]
+GOOD = SamplingParams(max_tokens=4, ignore_eos=True)
+
+
+@pytest.fixture(scope="module", params=["single", "static"])
+def llm(request, llama):
+    return LLM(llama, engine=request.param, max_model_len=64)
+
+
+@pytest.fixture(scope="module")
+def expected(llm):
+    return [o.output_token_ids for o in llm.generate(GOOD_PROMPTS, GOOD)]
+
+
+@pytest.mark.parametrize("prompts,params,message", [
+    ([[1, 2], []], GOOD, "request 1: the prompt is empty"),
+    ([[1, 2], ""], GOOD, "request 1: the prompt is empty"),
+    ([[1, 2], [3, 999]], GOOD, r"request 1: token id 999 is outside the vocabulary \[0, 259\)"),
+    ([[-1]], GOOD, r"request 0: token id -1 is outside the vocabulary"),
+    ([[1, 2], [3, 4.0]], GOOD, r"request 1: token id 4.0 is outside the vocabulary"),
+    ([[1] * 61], GOOD, "request 0: prompt of 61 tokens \\+ max_tokens 4 exceeds max_model_len 64"),
+    ([[1], [2]], [GOOD], "got 1 sampling_params for 2 prompts"),
+    ([[1], [2]], [GOOD, dict(max_tokens=3)], "request 1: sampling_params must be SamplingParams"),
+])
+def test_bad_request_is_named_and_the_llm_keeps_serving(llm, expected, prompts, params, message):
+    last_run = llm.last_run
+    with pytest.raises(ValueError, match=message):
+        llm.generate(prompts, params)
+    assert llm.last_run is last_run                       # nothing ran
+    after = llm.generate(GOOD_PROMPTS, GOOD)
+    assert [o.output_token_ids for o in after] == expected
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(engine="paged-v9"), "unknown engine 'paged-v9'"),
+    (dict(attention_backend="cuda-magic"), "unknown attention_backend 'cuda-magic'"),
+    (dict(max_batch_size=0), "max_batch_size must be an integer >= 1, got 0"),
+    (dict(dtype="int8"), "unsupported dtype 'int8'"),
+    (dict(max_model_len=10**6), "max_model_len 1000000 exceeds the model's max_position_embeddings 2048"),
+])
+def test_bad_engine_options_are_named(llama, options, message):
+    with pytest.raises(ValueError, match=message):
+        LLM(llama, **options)
+
+
+def test_not_a_checkpoint_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        LLM(str(tmp_path))

@@ -1,0 +1,60 @@
+"""Correctness contract: every engine, greedy and fp32, produces token for token
+what transformers' generate produces, and the engines agree with each other."""
+import pytest
+
+from minicb import LLM, SamplingParams
+
+from .conftest import ARCHS, MAX_TOKENS, PROMPTS
+
+GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("engine", ["single", "static"])
+def test_engine_matches_transformers(checkpoints, hf_greedy, arch, backend, engine):
+    llm = LLM(checkpoints[arch], engine=engine, attention_backend=backend, max_batch_size=3)
+    outputs = llm.generate(PROMPTS, GREEDY)
+    assert [o.prompt_token_ids for o in outputs] == PROMPTS          # prompt order kept
+    assert [o.output_token_ids for o in outputs] == hf_greedy[arch]
+    assert all(o.finish_reason == "length" for o in outputs)
+
+
+@pytest.mark.parametrize("options", [
+    dict(engine="static", max_batch_size=5),               # one batch of everything
+    dict(engine="static", max_batch_size=2),               # a ragged last batch
+    dict(engine="static", max_batch_size=2, bucket_by_length=True),
+])
+def test_engines_agree(llama, options):
+    single = LLM(llama, engine="single").generate(PROMPTS, GREEDY)
+    other = LLM(llama, **options).generate(PROMPTS, GREEDY)
+    assert [o.output_token_ids for o in other] == [o.output_token_ids for o in single]
+
+
+def test_bucket_by_length_groups_similar_lengths_and_keeps_prompt_order(llama):
+    llm = LLM(llama, engine="static", max_batch_size=2, bucket_by_length=True)
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [9, 1, 8, 2]]
+    outputs = llm.generate([[1, 2], [3], [4, 5, 6], [7]], params)
+    assert [len(o.output_token_ids) for o in outputs] == [9, 1, 8, 2]
+    prefills = [s for s in llm.last_run.steps if s.kind == "prefill"]
+    by_id = {o.request_id: len(o.output_token_ids) for o in outputs}
+    assert [sorted(by_id[r] for r in s.rows) for s in prefills] == [[1, 2], [8, 9]]
+
+
+def test_string_prompts_and_text(llama):
+    llm = LLM(llama, engine="static")
+    [out] = llm.generate("Hello, batching!", SamplingParams(max_tokens=4, ignore_eos=True))
+    assert out.prompt == "Hello, batching!"
+    assert out.prompt_token_ids == llm.tokenizer.encode("Hello, batching!")
+    assert out.text == llm.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
+    assert len(out.output_token_ids) == 4
+
+
+def test_request_metrics_are_ordered(llama):
+    outputs = LLM(llama, engine="static", max_batch_size=2).generate(PROMPTS, GREEDY)
+    for o in outputs:
+        m = o.metrics
+        assert m.arrival_time <= m.first_scheduled_time <= m.first_token_time <= m.finish_time
+        assert m.num_prompt_tokens == len(o.prompt_token_ids)
+        assert m.num_output_tokens == len(o.output_token_ids)
+        assert m.ttft >= 0 and m.tpot >= 0 and m.latency >= m.ttft

@@ -1,0 +1,91 @@
+"""Every Triton attention kernel equals its naive reference (kernels/reference.py).
+
+Covers kernels/contiguous_attention.py (stage 1) and kernels/padded_attention.py
+(stage 2), which share kernels/online_softmax.py. On a CPU they run through
+Triton's interpreter in fp32 and fp16; bf16 runs only on a GPU, because the
+interpreter's bf16 arithmetic is not faithful.
+"""
+import pytest
+import torch
+
+from minicb.kernels import reference
+from minicb.kernels.contiguous_attention import contiguous_attention
+from minicb.kernels.padded_attention import padded_attention
+
+from .conftest import DEVICE
+
+DTYPES = [torch.float32, torch.float16] + ([torch.bfloat16] if DEVICE == "cuda" else [])
+TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float16: dict(atol=2e-3, rtol=2e-3),
+             torch.bfloat16: dict(atol=2e-2, rtol=2e-2)}
+# (query heads, kv heads): GQA ratios 1, 2 and 4
+HEADS = [(4, 4), (4, 2), (8, 2)]
+
+
+def rand(*shape, dtype):
+    return torch.randn(*shape, dtype=dtype, device=DEVICE)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("head_dim", [64, 128, 48])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+@pytest.mark.parametrize("num_queries,context_len", [
+    (1, 1),      # a one-token prompt
+    (7, 7),      # prefill shorter than one key block
+    (33, 33),    # prefill across two key blocks
+    (1, 40),     # decode: one new token over a long context
+    (5, 40),     # new tokens after a cached prefix
+])
+def test_contiguous_attention_matches_reference(dtype, head_dim, heads, num_queries, context_len):
+    torch.manual_seed(0)
+    num_heads, num_kv_heads = heads
+    q = rand(num_queries, num_heads, head_dim, dtype=dtype)
+    k_cache = rand(48, num_kv_heads, head_dim, dtype=dtype)     # capacity beyond context_len
+    v_cache = rand(48, num_kv_heads, head_dim, dtype=dtype)
+    out = contiguous_attention(q, k_cache, v_cache, context_len)
+    expected = reference.contiguous_attention(q, k_cache, v_cache, context_len)
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("head_dim", [64, 128, 80])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+@pytest.mark.parametrize("phase", ["prefill", "decode"])
+def test_padded_attention_matches_reference(dtype, head_dim, heads, phase):
+    torch.manual_seed(1)
+    num_heads, num_kv_heads = heads
+    prompt_lens = [33, 1, 7]                            # batch 3, left-padded to 33
+    pad_lens = torch.tensor([33 - n for n in prompt_lens], device=DEVICE)
+    k_cache = rand(3, 45, num_kv_heads, head_dim, dtype=dtype)
+    v_cache = rand(3, 45, num_kv_heads, head_dim, dtype=dtype)
+    num_queries, context_len = (33, 33) if phase == "prefill" else (1, 38)
+    q = rand(3, num_queries, num_heads, head_dim, dtype=dtype)
+    out = padded_attention(q, k_cache, v_cache, context_len, pad_lens)
+    expected = reference.padded_attention(q, k_cache, v_cache, context_len, pad_lens)
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+def test_padding_query_rows_are_zero():
+    """A query that is itself padding sees no key; both versions give zeros, not nan."""
+    q = rand(2, 6, 2, 64, dtype=torch.float32)
+    k_cache = rand(2, 6, 2, 64, dtype=torch.float32)
+    pad_lens = torch.tensor([0, 4], device=DEVICE)
+    out = padded_attention(q, k_cache, k_cache.clone(), 6, pad_lens)
+    assert torch.isfinite(out).all()
+    assert out[1, :4].abs().max() == 0
+    assert out[1, 4:].abs().max() > 0
+
+
+def test_kernels_reject_bad_shapes():
+    q = rand(3, 6, 64, dtype=torch.float32)
+    k_cache = rand(10, 4, 64, dtype=torch.float32)
+    with pytest.raises(ValueError, match="6 query heads is not a multiple of 4 KV heads"):
+        contiguous_attention(q, k_cache, k_cache, 3)
+    with pytest.raises(ValueError, match="context_len 11"):
+        contiguous_attention(rand(3, 4, 64, dtype=torch.float32), k_cache, k_cache, 11)
+    with pytest.raises(ValueError, match="head_dim 512"):
+        big = rand(2, 2, 512, dtype=torch.float32)
+        contiguous_attention(big, big, big, 2)
+    with pytest.raises(ValueError, match="pad_lens must have shape"):
+        qb = rand(2, 1, 4, 64, dtype=torch.float32)
+        kb = rand(2, 8, 4, 64, dtype=torch.float32)
+        padded_attention(qb, kb, kb, 4, torch.zeros(3, dtype=torch.int32, device=DEVICE))

@@ -1,0 +1,95 @@
+"""The decoder and the checkpoint loader against transformers, logit for logit."""
+import json
+
+import pytest
+import torch
+
+from minicb import load_model, make_tiny_checkpoint
+from minicb.checkpoint import SHAPES
+from minicb.kernels.reference import contiguous_attention
+from minicb.model import ModelConfig
+
+from .conftest import ARCHS
+
+
+def full_prompt_logits(model, ids):
+    """Run one prompt through our decoder with a throwaway contiguous cache."""
+    cfg = model.config
+    k = torch.zeros(cfg.num_hidden_layers, len(ids), cfg.num_key_value_heads, cfg.head_dim)
+    v = torch.zeros_like(k)
+
+    def attn(layer, q, k_new, v_new):
+        k[layer], v[layer] = k_new, v_new
+        return contiguous_attention(q, k[layer], v[layer], len(ids))
+
+    hidden = model(torch.tensor(ids), torch.arange(len(ids)), attn)
+    return model.compute_logits(hidden)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_logits_match_transformers(checkpoints, arch):
+    from transformers import AutoModelForCausalLM
+
+    ids = [3, 17, 99, 42, 250, 7, 7, 8] * 9                       # 72 positions
+    ours = full_prompt_logits(load_model(checkpoints[arch]), ids)
+    theirs = AutoModelForCausalLM.from_pretrained(checkpoints[arch], dtype=torch.float32)
+    with torch.no_grad():
+        expected = theirs(torch.tensor([ids])).logits[0]
+    torch.testing.assert_close(ours, expected, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tiny_checkpoint_loads_in_transformers(checkpoints, arch):
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(checkpoints[arch])
+    assert config.model_type == arch
+    tokenizer = AutoTokenizer.from_pretrained(checkpoints[arch])
+    text = "Batching, ragged & paged: ok?"
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+def test_same_seed_same_weights_other_seed_other_weights(tmp_path):
+    a = load_model(make_tiny_checkpoint(tmp_path / "a", seed=3))
+    b = load_model(make_tiny_checkpoint(tmp_path / "b", seed=3))
+    c = load_model(make_tiny_checkpoint(tmp_path / "c", seed=4))
+    assert torch.equal(a.lm_head.weight, b.lm_head.weight)
+    assert not torch.equal(a.lm_head.weight, c.lm_head.weight)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_loads_in_half_precision(llama, dtype):
+    model = load_model(llama, dtype=dtype)
+    assert model.lm_head.weight.dtype == getattr(torch, dtype)
+    logits = full_prompt_logits(model, [1, 2, 3])
+    assert logits.dtype == torch.float32 and torch.isfinite(logits).all()
+
+
+def test_unsupported_architecture_is_named(llama):
+    config = json.loads(open(f"{llama}/config.json").read())
+    config["model_type"] = "gpt2"
+    with pytest.raises(ValueError, match="unsupported architecture 'gpt2'"):
+        ModelConfig.from_hf(config)
+    config["model_type"], config["rope_parameters"] = "llama", {"rope_type": "yarn", "factor": 4.0}
+    with pytest.raises(ValueError, match="unsupported rope scaling.*yarn"):
+        ModelConfig.from_hf(config)
+
+
+def test_bad_arch_shape_and_dtype_are_named(tmp_path):
+    with pytest.raises(ValueError, match="unknown arch 'gpt2'"):
+        make_tiny_checkpoint(tmp_path / "x", arch="gpt2")
+    with pytest.raises(ValueError, match="unknown shape 'llama-70b'"):
+        make_tiny_checkpoint(tmp_path / "x", shape="llama-70b")
+    with pytest.raises(ValueError, match="unsupported dtype 'float64'"):
+        make_tiny_checkpoint(tmp_path / "x", dtype="float64")
+
+
+def test_real_shapes_have_published_dimensions():
+    """The benchmark shapes: parameter counts of Llama 3.2 1B and Llama 3.1 8B."""
+    def params(s):
+        d, h, kv, hd, ffn, v = (s["hidden_size"], s["num_attention_heads"], s["num_key_value_heads"],
+                                s["head_dim"], s["intermediate_size"], s["vocab_size"])
+        layer = d * (h * hd) * 2 + d * (kv * hd) * 2 + 3 * d * ffn + 2 * d
+        return v * d * (1 if s["tie_word_embeddings"] else 2) + s["num_hidden_layers"] * layer + d
+    assert round(params(SHAPES["llama-3.2-1b"]) / 1e9, 2) == 1.24
+    assert round(params(SHAPES["llama-3.1-8b"]) / 1e9, 2) == 8.03

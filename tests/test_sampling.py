@@ -1,0 +1,88 @@
+"""SamplingParams checks itself; the sampler honours every knob."""
+import pytest
+import torch
+
+from minicb import LLM, SamplingParams
+from minicb.sampling import Sampler, keep_top_p
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(max_tokens=0), "max_tokens must be an integer >= 1, got 0"),
+    (dict(max_tokens=2.5), "max_tokens must be an integer >= 1, got 2.5"),
+    (dict(temperature=-0.1), "temperature must be >= 0, got -0.1"),
+    (dict(top_p=0.0), r"top_p must be in \(0, 1\], got 0.0"),
+    (dict(top_p=1.5), r"top_p must be in \(0, 1\], got 1.5"),
+    (dict(top_k=-1), "top_k must be an integer >= 0"),
+])
+def test_sampling_params_reject_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SamplingParams(**kwargs)
+
+
+def test_top_p_keeps_the_smallest_set_reaching_p():
+    probs = torch.tensor([0.1, 0.5, 0.3, 0.1])
+    torch.testing.assert_close(keep_top_p(probs, 0.7), torch.tensor([0, 0.625, 0.375, 0]))
+    torch.testing.assert_close(keep_top_p(probs, 0.01), torch.tensor([0.0, 1.0, 0.0, 0.0]))
+
+
+def test_top_k_one_and_tiny_top_p_are_greedy():
+    logits = torch.randn(6, 50, generator=torch.Generator().manual_seed(0))
+    greedy = logits.argmax(-1).tolist()
+    gens = [torch.Generator().manual_seed(i) for i in range(6)]
+    for params in [SamplingParams(temperature=1.0, top_k=1), SamplingParams(temperature=2.0, top_p=1e-6)]:
+        assert Sampler()(logits, [params] * 6, gens) == greedy
+
+
+def test_temperature_sampling_follows_the_distribution():
+    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1]]))
+    gen = torch.Generator().manual_seed(0)
+    draws = [Sampler()(logits, [SamplingParams(temperature=1.0)], [gen])[0] for _ in range(2000)]
+    freq = torch.bincount(torch.tensor(draws), minlength=3) / 2000
+    torch.testing.assert_close(freq, torch.tensor([0.7, 0.2, 0.1]), atol=0.04, rtol=0)
+
+
+@pytest.mark.parametrize("engine", ["single", "static"])
+def test_seed_reproduces_a_request_whatever_shares_its_batch(llama, engine):
+    llm = LLM(llama, engine=engine, max_batch_size=4)
+    seeded = SamplingParams(max_tokens=12, temperature=1.0, top_k=50, seed=7, ignore_eos=True)
+    alone = llm.generate([[1, 2, 3]], seeded)[0].output_token_ids
+    others = SamplingParams(max_tokens=5, temperature=1.0, ignore_eos=True)
+    crowded = llm.generate([[9, 9], [1, 2, 3], [4] * 20], [others, seeded, others])
+    assert crowded[1].output_token_ids == alone
+    different = llm.generate([[1, 2, 3]], SamplingParams(max_tokens=12, temperature=1.0, seed=8,
+                                                         ignore_eos=True))
+    assert different[0].output_token_ids != alone
+
+
+@pytest.mark.parametrize("engine", ["single", "static"])
+def test_stop_token_ends_the_request_and_is_kept(llama, engine):
+    llm = LLM(llama, engine=engine)
+    free = llm.generate([[5, 6, 7]], SamplingParams(max_tokens=10, ignore_eos=True))[0]
+    stop = free.output_token_ids[3]
+    first = free.output_token_ids.index(stop)
+    out = llm.generate([[5, 6, 7], [8, 9]], [SamplingParams(max_tokens=10, stop_token_ids=[stop]),
+                                             SamplingParams(max_tokens=6, ignore_eos=True)])
+    assert out[0].output_token_ids == free.output_token_ids[:first + 1]
+    assert out[0].finish_reason == "stop"
+    assert len(out[1].output_token_ids) == 6 and out[1].finish_reason == "length"
+
+
+def test_eos_stops_unless_ignored(tmp_path):
+    """Make a checkpoint whose EOS is a token greedy decoding produces, then
+    check EOS ends the request, and ignore_eos runs on to max_tokens."""
+    import json
+
+    from minicb import make_tiny_checkpoint
+
+    path = make_tiny_checkpoint(tmp_path / "eos", seed=0)
+    free = LLM(path).generate([[5, 6, 7]], SamplingParams(max_tokens=8, ignore_eos=True))[0]
+    eos = free.output_token_ids[2]
+    config = json.loads((tmp_path / "eos" / "config.json").read_text())
+    config["eos_token_id"] = eos
+    (tmp_path / "eos" / "config.json").write_text(json.dumps(config))
+    llm = LLM(path)
+    stopped = llm.generate([[5, 6, 7]], SamplingParams(max_tokens=8))[0]
+    assert stopped.finish_reason == "eos"
+    assert stopped.output_token_ids == free.output_token_ids[:free.output_token_ids.index(eos) + 1]
+    ignored = llm.generate([[5, 6, 7]], SamplingParams(max_tokens=8, ignore_eos=True))[0]
+    assert ignored.output_token_ids == free.output_token_ids
