@@ -55,6 +55,7 @@ class RunMetrics:
     row_steps: int                 # batch rows computed, summed over steps
     useful_row_steps: int          # ... of which advanced a live request
     kv_peak_reserved: int          # most KV token slots allocated at once
+    kv_peak_used: int              # most KV token slots holding real tokens at once
     kv_utilization: float          # slots holding real tokens / slots reserved, over all steps
     steps: list = field(default_factory=list, repr=False)
 
@@ -74,6 +75,7 @@ class RunMetrics:
             row_steps=sum(len(s.rows) for s in steps),
             useful_row_steps=sum(s.useful_rows for s in steps),
             kv_peak_reserved=max((s.kv_reserved for s in steps), default=0),
+            kv_peak_used=max((s.kv_used for s in steps), default=0),
             kv_utilization=sum(s.kv_used for s in steps) / reserved if reserved else 0.0,
             steps=list(steps),
         )
@@ -115,7 +117,7 @@ class RunMetrics:
                     ttft_p50_s=self.ttft["p50"], ttft_p99_s=self.ttft["p99"],
                     tpot_p50_s=self.tpot["p50"], latency_p50_s=self.latency["p50"],
                     latency_p99_s=self.latency["p99"], steps=self.num_steps,
-                    occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved,
+                    occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved, kv_peak_used=self.kv_peak_used,
                     kv_utilization=self.kv_utilization)
 
 
@@ -123,9 +125,9 @@ def format_table(runs: dict) -> str:
     """A plain-text table of RunMetrics, one row per engine name."""
     cols = [("engine", "{}"), ("requests", "{:d}"), ("out tokens", "{:d}"), ("wall s", "{:.2f}"),
             ("out tok/s", "{:.1f}"), ("steps", "{:d}"), ("occupancy", "{:.0%}"),
-            ("KV peak reserved", "{:d}"), ("KV used/reserved", "{:.0%}")]
+            ("KV reserved (peak)", "{:d}"), ("KV used (peak)", "{:d}"), ("KV used/reserved", "{:.0%}")]
     rows = [[name, r.num_requests, r.output_tokens, r.wall_time, r.output_throughput,
-             r.num_steps, r.occupancy, r.kv_peak_reserved, r.kv_utilization]
+             r.num_steps, r.occupancy, r.kv_peak_reserved, r.kv_peak_used, r.kv_utilization]
             for name, r in runs.items()]
     cells = [[c for c, _ in cols]] + [[f.format(v) for (_, f), v in zip(cols, row)] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cols))]

@@ -40,6 +40,12 @@ class ModelConfig:
     max_position_embeddings: int
     eos_token_ids: tuple[int, ...]
 
+    # ANCHOR: kv_bytes
+    def kv_bytes_per_token(self, bytes_per_value: int = 2) -> int:
+        """KV-cache bytes one token occupies: a K and a V vector per KV head, per layer."""
+        return 2 * self.num_hidden_layers * self.num_key_value_heads * self.head_dim * bytes_per_value
+    # ANCHOR_END: kv_bytes
+
     @classmethod
     def from_hf(cls, hf: dict) -> "ModelConfig":
         """Read a Hugging Face ``config.json`` dict (transformers 4 or 5 style)."""

@@ -93,3 +93,17 @@ def test_real_shapes_have_published_dimensions():
         return v * d * (1 if s["tie_word_embeddings"] else 2) + s["num_hidden_layers"] * layer + d
     assert round(params(SHAPES["llama-3.2-1b"]) / 1e9, 2) == 1.24
     assert round(params(SHAPES["llama-3.1-8b"]) / 1e9, 2) == 8.03
+
+
+def test_kv_bytes_per_token_arithmetic():
+    """The book's numbers: a 13B model with full multi-head attention (40 layers,
+    40 heads of 128) stores 800 KiB per token in fp16; Llama 3.1 8B, with 8 KV
+    heads shared by 32 query heads, stores 128 KiB."""
+    from minicb.checkpoint import SHAPES
+
+    base = dict(model_type="llama", vocab_size=1, intermediate_size=1, rms_norm_eps=1e-6)
+    mha_13b = ModelConfig.from_hf(dict(base, hidden_size=5120, num_hidden_layers=40, num_attention_heads=40))
+    assert mha_13b.kv_bytes_per_token(2) == 800 * 1024
+    llama_8b = ModelConfig.from_hf(dict(base, **{k: v for k, v in SHAPES["llama-3.1-8b"].items()
+                                                  if k != "rope_scaling"}))
+    assert llama_8b.kv_bytes_per_token(2) == 128 * 1024

@@ -56,6 +56,7 @@ class StaticEngine(Engine):
         for batch in self.form_batches(requests):
             self.run_batch(batch)
 
+    # ANCHOR: form_batches
     def form_batches(self, requests):
         """Arrival order, cut every max_batch_size. With bucket_by_length, sort
         by expected output length first (custom batching): requests that will
@@ -64,6 +65,7 @@ class StaticEngine(Engine):
             requests = sorted(requests, key=lambda r: r.params.max_tokens)
         size = self.config.max_batch_size
         return [requests[i:i + size] for i in range(0, len(requests), size)]
+    # ANCHOR_END: form_batches
 
     def run_batch(self, batch):
         started = time.perf_counter()

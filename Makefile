@@ -1,0 +1,44 @@
+# Everything runs from one virtual environment, created on first use.
+#   make demo   stages 1-2 on a tiny model: a table and a figure
+#   make test   everything CI runs: unit/kernel/engine tests, notebooks, book check
+#   make lab    the notebooks in JupyterLab
+#   make book   build the book into book/ (make serve-book: live reload)
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+# torch is installed only if the venv lacks it, so a CUDA build you put there stays.
+# On a machine without a GPU, pin a CPU build here (e.g. torch==2.13.0 where that is one).
+TORCH_SPEC ?= torch==2.13.0
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test lab book serve-book clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) -m minicb demo
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest --nbval-lax tests notebooks
+
+lab: $(VENV)/.installed-dev
+	$(PY) -m pip install -q -e ".[lab]"
+	$(VENV)/bin/jupyter lab notebooks/
+
+book: $(VENV)/.installed-dev
+	$(VENV)/bin/mdbook build
+	@echo "open book/index.html (or: make serve-book)"
+
+serve-book: $(VENV)/.installed-dev
+	$(VENV)/bin/mdbook serve --open
+
+clean:
+	rm -rf book scratch .pytest_cache

@@ -1,0 +1,55 @@
+"""Command line: ``python -m minicb generate ...`` and ``python -m minicb demo``."""
+import argparse
+
+from .config import ATTENTION_BACKENDS, ENGINE_NAMES
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minicb", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    gen = commands.add_parser("generate", help="generate text for one or more prompts")
+    gen.add_argument("--model", required=True, help="a local Hugging Face checkpoint folder")
+    gen.add_argument("--engine", default="static", choices=ENGINE_NAMES)
+    gen.add_argument("--prompt", action="append", required=True, help="repeat for several prompts")
+    gen.add_argument("--max-tokens", type=int, default=32)
+    gen.add_argument("--temperature", type=float, default=0.0)
+    gen.add_argument("--top-k", type=int, default=0)
+    gen.add_argument("--top-p", type=float, default=1.0)
+    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--ignore-eos", action="store_true")
+    add_engine_options(gen)
+
+    demo = commands.add_parser("demo", help="run stages 1 and 2 on a tiny model and compare them")
+    demo.add_argument("--requests", type=int, default=16)
+    demo.add_argument("--max-batch-size", type=int, default=8)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--checkpoint-dir", default="scratch/tiny-llama")
+
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from .demo import main as demo_main
+        return demo_main(args)
+    return generate(args)
+
+
+def add_engine_options(parser):
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda if present)")
+    parser.add_argument("--attention-backend", default=None, choices=ATTENTION_BACKENDS)
+    parser.add_argument("--max-batch-size", type=int, default=8)
+    parser.add_argument("--bucket-by-length", action="store_true")
+
+
+def generate(args):
+    from .llm import LLM
+    from .sampling import SamplingParams
+
+    llm = LLM(args.model, engine=args.engine, dtype=args.dtype, device=args.device,
+              attention_backend=args.attention_backend, max_batch_size=args.max_batch_size,
+              bucket_by_length=args.bucket_by_length)
+    params = SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
+                            top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
+    outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)
+    for out in outputs:
+        print(f"{out.prompt!r} -> {out.text!r}  ({len(out.output_token_ids)} tokens, {out.finish_reason})")

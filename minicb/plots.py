@@ -1,0 +1,35 @@
+"""Plots drawn from real runs, shared by the demo and the notebooks."""
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+# ANCHOR: occupancy
+def plot_occupancy(run, title, ax=None):
+    """Batch rows (y) against decode steps (x): dark = the row produced a
+    token for a live request, white = the row was computed for nothing."""
+    grid = run.occupancy_grid("decode")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(14, 2 + grid.shape[0] * 0.12), 0.5 + grid.shape[1] * 0.3))
+    shown = np.ma.masked_invalid(grid.T)
+    ax.imshow(shown, aspect="auto", cmap="Blues", vmin=0, vmax=1.2, interpolation="nearest")
+    ax.set_xlabel("decode step")
+    ax.set_ylabel("batch row")
+    for step in batch_starts(run)[1:]:
+        ax.axvline(step - 0.5, color="black", linewidth=1)
+    wasted = int((grid == 0).sum())
+    ax.set_title(f"{title}: {wasted} of {int(np.isfinite(grid).sum())} row-steps wasted")
+    return ax
+# ANCHOR_END: occupancy
+
+
+def batch_starts(run):
+    """Decode-step indices at which a new batch began (right after a prefill)."""
+    starts, decode_index, after_prefill = [], 0, False
+    for step in run.steps:
+        if step.kind == "prefill":
+            after_prefill = True
+            continue
+        if after_prefill:
+            starts.append(decode_index)
+        decode_index, after_prefill = decode_index + 1, False
+    return starts

