@@ -38,7 +38,7 @@ book: $(VENV)/.installed-dev
 	@echo "open book/index.html (or: make serve-book)"
 
 serve-book: $(VENV)/.installed-dev
-	$(VENV)/bin/mdbook serve --open
+	$(VENV)/bin/mdbook serve
 
 clean:
 	rm -rf book scratch .pytest_cache

@@ -1,4 +1,5 @@
 """The front door: ``LLM`` runs a list of prompts offline on the chosen stage."""
+import operator
 import time
 
 import torch
@@ -88,14 +89,20 @@ class LLM:
         ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
         if not ids:
             raise ValueError(f"request {i}: the prompt is empty")
-        vocab = self.model.config.vocab_size
-        for t in ids:
-            if not isinstance(t, int) or not 0 <= t < vocab:
-                raise ValueError(f"request {i}: token id {t!r} is outside the vocabulary [0, {vocab})")
+        ids = [self.check_token_id(i, t) for t in ids]
         if len(ids) + params.max_tokens > self.config.max_model_len:
             raise ValueError(f"request {i}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
                              f"exceeds max_model_len {self.config.max_model_len}")
         return ids
+    def check_token_id(self, i, token) -> int:
+        try:
+            token = operator.index(token)           # ints, numpy ints, 0-d integer tensors
+        except TypeError:
+            raise ValueError(f"request {i}: token id {token!r} is not an integer") from None
+        if not 0 <= token < self.model.config.vocab_size:
+            raise ValueError(f"request {i}: token id {token} is outside the vocabulary "
+                             f"[0, {self.model.config.vocab_size})")
+        return token
     # ANCHOR_END: validation
 
     def to_output(self, r: Request) -> RequestOutput:

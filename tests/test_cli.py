@@ -1,0 +1,45 @@
+"""The command line, run as a user would run it."""
+import subprocess
+import sys
+
+
+def run(*args):
+    result = subprocess.run([sys.executable, "-m", "minicb", *args], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_generate_prints_one_line_per_prompt(llama):
+    out = run("generate", "--model", llama, "--engine", "static", "--prompt", "Hello",
+              "--prompt", "Batching is", "--max-tokens", "5", "--ignore-eos")
+    lines = out.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("'Hello' -> ") and lines[0].endswith("(5 tokens, length)")
+    assert lines[1].startswith("'Batching is' -> ")
+
+
+def test_generate_matches_the_python_api(llama):
+    from minicb import LLM, SamplingParams
+
+    [expected] = LLM(llama, engine="single").generate(["Hi there"], SamplingParams(max_tokens=6,
+                                                                                    ignore_eos=True))
+    out = run("generate", "--model", llama, "--engine", "single", "--prompt", "Hi there",
+              "--max-tokens", "6", "--ignore-eos")
+    assert out.strip() == f"'Hi there' -> {expected.text!r}  (6 tokens, length)"
+
+
+def test_demo_prints_both_stages_and_a_figure(tmp_path):
+    out = run("demo", "--requests", "6", "--max-batch-size", "3", "--checkpoint-dir", str(tmp_path / "ckpt"))
+    rows = [line.split() for line in out.splitlines()]
+    table = {r[0]: r for r in rows if len(r) > 1 and r[0] in ("single", "static") and r[1].isdigit()}
+    assert set(table) == {"single", "static"}
+    assert table["single"][1] == table["static"][1] == "6"             # requests
+    assert table["single"][2] == table["static"][2]                      # same generated tokens
+    assert "figure: " in out and "demo_static_occupancy.png" in out
+
+
+def test_bad_engine_is_refused():
+    result = subprocess.run([sys.executable, "-m", "minicb", "generate", "--model", "x", "--engine", "nope",
+                             "--prompt", "a"], capture_output=True, text=True)
+    assert result.returncode == 2 and "invalid choice: 'nope'" in result.stderr
