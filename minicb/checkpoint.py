@@ -65,13 +65,17 @@ SHAPES = {
 }
 
 # Tiny shapes, one per architecture, each exercising that architecture's quirks
-# (Llama 3 rope scaling, Qwen2 q/k/v bias and tied embeddings, Qwen3 q/k norm
-# with head_dim * heads != hidden_size). GQA everywhere.
+# (Llama 3 rope scaling, Mistral with 4 query heads per KV head, Qwen2 q/k/v
+# bias and tied embeddings, Qwen3 q/k norm with head_dim * heads != hidden_size).
+# GQA everywhere.
 TINY = {
     "llama": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=16, rope_theta=10000.0, tie_word_embeddings=False,
                   rope_scaling=dict(rope_type="llama3", factor=4.0, low_freq_factor=1.0,
                                     high_freq_factor=4.0, original_max_position_embeddings=64)),
+    "mistral": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=1, head_dim=16, rope_theta=1000000.0, tie_word_embeddings=False,
+                    sliding_window=None),
     "qwen2": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=1, head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True),
     "qwen3": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -83,16 +87,18 @@ TINY = {
 def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float32",
                          max_position_embeddings=2048):
     """Write config.json, random safetensors weights and a byte-level tokenizer
-    to ``path`` and return it. ``arch``: llama, qwen2 or qwen3. ``shape``:
+    to ``path`` and return it. ``arch``: llama, mistral, qwen2 or qwen3. ``shape``:
     "tiny" or a key of ``SHAPES`` (real dimensions, random weights; use
     dtype="bfloat16" there: the 8B shape is 16 GB in bf16)."""
-    from transformers import LlamaConfig, Qwen2Config, Qwen3Config
+    from transformers import LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
-    config_classes = {"llama": LlamaConfig, "qwen2": Qwen2Config, "qwen3": Qwen3Config}
+    config_classes = {"llama": LlamaConfig, "mistral": MistralConfig, "qwen2": Qwen2Config,
+                      "qwen3": Qwen3Config}
     if arch not in config_classes:
         raise ValueError(f"unknown arch {arch!r}; choose one of {list(config_classes)}")
-    if shape != "tiny" and shape not in SHAPES:
-        raise ValueError(f"unknown shape {shape!r}; choose 'tiny' or one of {list(SHAPES)}")
+    if shape != "tiny" and (shape not in SHAPES or arch != "llama"):
+        raise ValueError(f"unknown shape {shape!r} for arch {arch!r}; choose 'tiny' "
+                         f"(any arch) or, with arch='llama', one of {list(SHAPES)}")
     torch_dtype = resolve_dtype(dtype)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ class EngineConfig:
     or "torch" (the naive reference). Default: triton on CUDA, torch on CPU."""
     max_model_len: int | None = None
     """Longest prompt + max_tokens a request may ask for. Default: the model's
-    max_position_embeddings, capped at 4096."""
+    max_position_embeddings (or sliding window, if shorter), capped at 4096."""
     max_batch_size: int = 8
     """Stage 2: the most requests one static batch holds."""
     bucket_by_length: bool = False
@@ -46,9 +46,11 @@ class EngineConfig:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
 
-    def settle_max_model_len(self, max_position_embeddings: int):
+    def settle_max_model_len(self, max_context: int):
+        """max_context: the longest sequence the model computes exactly (its
+        max_position_embeddings, or its sliding window if that is shorter)."""
         if self.max_model_len is None:
-            self.max_model_len = min(max_position_embeddings, 4096)
-        elif self.max_model_len > max_position_embeddings:
+            self.max_model_len = min(max_context, 4096)
+        elif self.max_model_len > max_context:
             raise ValueError(f"max_model_len {self.max_model_len} exceeds the model's "
-                             f"max_position_embeddings {max_position_embeddings}")
+                             f"maximum context {max_context}")

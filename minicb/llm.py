@@ -33,7 +33,7 @@ class LLM:
 
         self.config = EngineConfig(engine=engine, **options)
         self.model = load_model(model, self.config.dtype, self.config.device)
-        self.config.settle_max_model_len(self.model.config.max_position_embeddings)
+        self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.engine = ENGINES[engine](self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)

@@ -39,6 +39,7 @@ class ModelConfig:
     tie_word_embeddings: bool
     max_position_embeddings: int
     eos_token_ids: tuple[int, ...]
+    sliding_window: int | None = None   # attention span, if the model limits it
 
     # ANCHOR: kv_bytes
     def kv_bytes_per_token(self, bytes_per_value: int = 2) -> int:
@@ -64,6 +65,8 @@ class ModelConfig:
         heads = hf["num_attention_heads"]
         eos = hf.get("eos_token_id")
         attention_bias = hf.get("attention_bias", False)
+        # Mistral always honours sliding_window; Qwen only with use_sliding_window.
+        window = hf.get("sliding_window") if model_type == "mistral" or hf.get("use_sliding_window") else None
         return cls(
             model_type=model_type,
             vocab_size=hf["vocab_size"],
@@ -82,7 +85,14 @@ class ModelConfig:
             tie_word_embeddings=hf.get("tie_word_embeddings", False),
             max_position_embeddings=hf.get("max_position_embeddings", 2048),
             eos_token_ids=tuple(eos if isinstance(eos, list) else [] if eos is None else [eos]),
+            sliding_window=window,
         )
+
+    @property
+    def max_context(self) -> int:
+        """Longest sequence this decoder computes exactly. It attends to every
+        earlier token, which equals sliding-window attention only within the window."""
+        return min(self.max_position_embeddings, self.sliding_window or self.max_position_embeddings)
 
 
 class RMSNorm(nn.Module):

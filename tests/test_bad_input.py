@@ -42,7 +42,7 @@ def test_bad_request_is_named_and_the_llm_keeps_serving(llm, expected, prompts, 
     (dict(attention_backend="cuda-magic"), "unknown attention_backend 'cuda-magic'"),
     (dict(max_batch_size=0), "max_batch_size must be an integer >= 1, got 0"),
     (dict(dtype="int8"), "unsupported dtype 'int8'"),
-    (dict(max_model_len=10**6), "max_model_len 1000000 exceeds the model's max_position_embeddings 2048"),
+    (dict(max_model_len=10**6), "max_model_len 1000000 exceeds the model's maximum context 2048"),
 ])
 def test_bad_engine_options_are_named(llama, options, message):
     with pytest.raises(ValueError, match=message):

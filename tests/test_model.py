@@ -26,13 +26,14 @@ def full_prompt_logits(model, ids):
     return model.compute_logits(hidden)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_logits_match_transformers(checkpoints, arch):
+@pytest.mark.parametrize("arch", ARCHS + ("mistral",))
+def test_logits_match_transformers(checkpoints, tmp_path, arch):
     from transformers import AutoModelForCausalLM
 
+    path = checkpoints.get(arch) or make_tiny_checkpoint(tmp_path / arch, arch=arch)
     ids = [3, 17, 99, 42, 250, 7, 7, 8] * 9                       # 72 positions
-    ours = full_prompt_logits(load_model(checkpoints[arch]), ids)
-    theirs = AutoModelForCausalLM.from_pretrained(checkpoints[arch], dtype=torch.float32)
+    ours = full_prompt_logits(load_model(path), ids)
+    theirs = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     with torch.no_grad():
         expected = theirs(torch.tensor([ids])).logits[0]
     torch.testing.assert_close(ours, expected, atol=1e-4, rtol=1e-4)
@@ -80,6 +81,8 @@ def test_bad_arch_shape_and_dtype_are_named(tmp_path):
         make_tiny_checkpoint(tmp_path / "x", arch="gpt2")
     with pytest.raises(ValueError, match="unknown shape 'llama-70b'"):
         make_tiny_checkpoint(tmp_path / "x", shape="llama-70b")
+    with pytest.raises(ValueError, match="unknown shape 'llama-3.2-1b' for arch 'qwen2'"):
+        make_tiny_checkpoint(tmp_path / "x", arch="qwen2", shape="llama-3.2-1b")
     with pytest.raises(ValueError, match="unsupported dtype 'float64'"):
         make_tiny_checkpoint(tmp_path / "x", dtype="float64")
 
@@ -107,3 +110,13 @@ def test_kv_bytes_per_token_arithmetic():
     llama_8b = ModelConfig.from_hf(dict(base, **{k: v for k, v in SHAPES["llama-3.1-8b"].items()
                                                   if k != "rope_scaling"}))
     assert llama_8b.kv_bytes_per_token(2) == 128 * 1024
+
+
+def test_sliding_window_caps_the_context(llama):
+    """minicb attends to every earlier token, which equals a sliding window only
+    inside the window; so a model's window bounds max_model_len."""
+    config = json.loads(open(f"{llama}/config.json").read())
+    mistral = ModelConfig.from_hf(dict(config, model_type="mistral", sliding_window=512))
+    assert mistral.max_context == 512
+    qwen_off = ModelConfig.from_hf(dict(config, model_type="qwen2", sliding_window=512, use_sliding_window=False))
+    assert qwen_off.max_context == config["max_position_embeddings"]
