@@ -11,42 +11,60 @@ import triton.language as tl
 from .online_softmax import attend_block, finish_rows, launch_options
 
 
-# ANCHOR: kernel
+# ANCHOR: tile
 @triton.jit
-def _contiguous_attention_kernel(
-    Q, K, V, O,                       # q/o [Lq, H, d]; k/v cache [T, KVH, d]
+def causal_attention_tile(
+    Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [T, KVH, d]
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-    num_queries, context_len, scale,
+    num_queries, context_len, first_key, scale,
     GROUP: tl.constexpr,              # query heads per KV head (GQA)
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
+    """BLOCK_M queries (tile program_id(0)) of head program_id(1), attending
+    causally over the keys in columns [first_key, context_len)."""
     head = tl.program_id(1)
     kv_head = head // GROUP
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     d_ok = offs_d[None, :] < HEAD_DIM
-    q_pos = context_len - num_queries + offs_m        # each query's place in the sequence
+    q_pos = context_len - num_queries + offs_m        # each query's column in the cache
     q = tl.load(Q + offs_m[:, None] * stride_qt + head * stride_qh + offs_d[None, :],
                 mask=(offs_m[:, None] < num_queries) & d_ok, other=0.0)
 
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
-    # Causality: no query of this block looks past its last query's position.
+    # Causality: no query of this tile looks past the tile's last query.
     last_key = tl.minimum(context_len, context_len - num_queries + (tl.program_id(0) + 1) * BLOCK_M)
-    for start in range(0, last_key, BLOCK_N):
+    for start in range((first_key // BLOCK_N) * BLOCK_N, last_key, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
         kv_off = offs_n[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
         kv_ok = (offs_n[:, None] < context_len) & d_ok
         k = tl.load(K + kv_off, mask=kv_ok, other=0.0)
         v = tl.load(V + kv_off, mask=kv_ok, other=0.0)
-        visible = (offs_n[None, :] <= q_pos[:, None]) & (offs_n[None, :] < context_len)
+        in_range = (offs_n[None, :] >= first_key) & (offs_n[None, :] < context_len)
+        visible = in_range & (offs_n[None, :] <= q_pos[:, None])
         m_i, l_i, acc = attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
 
     out = finish_rows(acc, l_i)
     tl.store(O + offs_m[:, None] * stride_ot + head * stride_oh + offs_d[None, :],
              out.to(O.dtype.element_ty), mask=(offs_m[:, None] < num_queries) & d_ok)
+# ANCHOR_END: tile
+
+
+# ANCHOR: kernel
+@triton.jit
+def _contiguous_attention_kernel(
+    Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    num_queries, context_len, scale,
+    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+):
+    # One sequence whose keys all count: the tile starts at key 0.
+    causal_attention_tile(Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+                          num_queries, context_len, 0, scale,
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
 # ANCHOR_END: kernel
 
 
@@ -55,7 +73,7 @@ def contiguous_attention(q, k_cache, v_cache, context_len):
     """q [Lq, H, d]; k/v cache [T, KVH, d] holding context_len tokens, the
     last Lq of which are the queries' own. Returns [Lq, H, d]."""
     num_queries, num_heads, head_dim = q.shape
-    _check_cache(q, k_cache, v_cache, context_len)
+    check_cache(q, k_cache, v_cache, context_len)
     opts = launch_options(q, head_dim, num_queries)
     out = torch.empty_like(q)
     grid = (triton.cdiv(num_queries, opts["BLOCK_M"]), num_heads)
@@ -69,7 +87,8 @@ def contiguous_attention(q, k_cache, v_cache, context_len):
 # ANCHOR_END: wrapper
 
 
-def _check_cache(q, k_cache, v_cache, context_len):
+def check_cache(q, k_cache, v_cache, context_len):
+    """Shape checks shared by the host wrappers; q [..., Lq, H, d], caches [..., T, KVH, d]."""
     if q.stride(-1) != 1 or k_cache.stride(-1) != 1 or v_cache.stride(-1) != 1:
         raise ValueError("the last (head_dim) axis of q and the caches must be contiguous")
     if k_cache.stride() != v_cache.stride():
