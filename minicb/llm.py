@@ -1,4 +1,7 @@
-"""The front door: ``LLM`` runs a list of prompts offline on the chosen stage."""
+"""The two front doors. ``LLMEngine`` is online: requests arrive one at a
+time and each ``step()`` advances them. ``LLM`` is offline: ``generate`` hands
+over a list of prompts and returns when all are done. Both run any stage,
+chosen by name."""
 import operator
 import time
 
@@ -8,7 +11,7 @@ from tqdm.auto import tqdm
 from .checkpoint import load_model
 from .config import EngineConfig
 from .metrics import RunMetrics
-from .request import Request, RequestOutput
+from .request import Request, RequestOutput, StepOutput
 from .sampling import SamplingParams, make_generator
 from .stages.single import SingleEngine
 from .stages.static import StaticEngine
@@ -16,16 +19,18 @@ from .stages.static import StaticEngine
 ENGINES = {"single": SingleEngine, "static": StaticEngine}
 
 
-# ANCHOR: llm
-class LLM:
-    """Offline generation, vLLM-shaped::
+# ANCHOR: llm_engine
+class LLMEngine:
+    """Online serving, vLLM-shaped::
 
-        llm = LLM(path, engine="static", max_batch_size=8)
-        outputs = llm.generate(prompts, SamplingParams(max_tokens=32))
+        engine = LLMEngine(path, engine="static", max_batch_size=8)
+        rid = engine.add_request("Hello", SamplingParams(max_tokens=16))
+        while engine.has_unfinished_requests():
+            for out in engine.step():
+                print(out.request_id, out.new_token_ids, out.finished)
 
     ``engine`` picks the batching stage; every other keyword is an
-    ``EngineConfig`` field (see ``minicb.config`` for defaults). After each
-    ``generate`` call, ``llm.last_run`` holds that run's ``RunMetrics``.
+    ``EngineConfig`` field (see ``minicb.config`` for defaults).
     """
 
     def __init__(self, model: str, engine: str = "static", **options):
@@ -37,75 +42,137 @@ class LLM:
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.engine = ENGINES[engine](self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.requests: dict[str, Request] = {}     # every request ever added, by id
+
+    def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
+                    request_id=None) -> str:
+        """Queue one request; returns its id. Bad input raises ValueError and
+        changes nothing. arrival_time defaults to now (time.perf_counter())."""
+        request = self.make_request(prompt, params, arrival_time, request_id)
+        self.requests[request.request_id] = request
+        self.engine.add_request(request)
+        return request.request_id
+
+    def step(self) -> list[StepOutput]:
+        """At most one forward pass; one output per request that got a token."""
+        return [StepOutput(r.request_id, r.output_token_ids[-1:], list(r.output_token_ids),
+                           r.finished, r.finish_reason) for r in self.engine.step()]
+
+    def abort(self, request_id: str):
+        """Stop a request now and free what it holds. An unknown or already
+        finished id is a no-op, so aborting twice is safe."""
+        self.engine.abort(request_id)
+
+    def has_unfinished_requests(self) -> bool:
+        return self.engine.has_unfinished_requests()
+
+    def stream(self, prompt, params: SamplingParams | None = None):
+        """Yield one StepOutput each time this request gets a token. Other
+        queued requests advance too (they share the steps)."""
+        request_id = self.add_request(prompt, params)
+        while request_id in self.engine.unfinished:
+            outputs = self.step()
+            yield from (o for o in outputs if o.request_id == request_id)
+            if not outputs:
+                time.sleep(1e-3)       # nothing ready (e.g. a batch window still open)
+# ANCHOR_END: llm_engine
+
+    # ANCHOR: validation
+    def make_request(self, prompt, params, arrival_time=None, request_id=None, label=None) -> Request:
+        """Check one prompt and build its Request; errors name the request and the bad value."""
+        params = SamplingParams() if params is None else params
+        if label is None:
+            label = "request" if request_id is None else f"request {request_id!r}"
+        if not isinstance(params, SamplingParams):
+            raise ValueError(f"{label}: sampling params must be SamplingParams, got {params!r}")
+        if request_id is not None and request_id in self.requests:
+            raise ValueError(f"{label}: request_id {request_id!r} is already in use")
+        ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
+        if not ids:
+            raise ValueError(f"{label}: the prompt is empty")
+        ids = [self.check_token_id(label, t) for t in ids]
+        if len(ids) + params.max_tokens > self.config.max_model_len:
+            raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
+                             f"exceeds max_model_len {self.config.max_model_len}")
+        request = Request(ids, params, self.model.config.eos_token_ids,
+                          prompt=prompt if isinstance(prompt, str) else None,
+                          generator=make_generator(params, self.generator))
+        if request_id is not None:
+            request.request_id = str(request_id)
+        request.metrics.arrival_time = time.perf_counter() if arrival_time is None else arrival_time
+        return request
+
+    def check_token_id(self, label, token) -> int:
+        try:
+            token = operator.index(token)           # ints, numpy ints, 0-d integer tensors
+        except TypeError:
+            raise ValueError(f"{label}: token id {token!r} is not an integer") from None
+        if not 0 <= token < self.model.config.vocab_size:
+            raise ValueError(f"{label}: token id {token} is outside the vocabulary "
+                             f"[0, {self.model.config.vocab_size})")
+        return token
+    # ANCHOR_END: validation
+
+
+# ANCHOR: llm
+class LLM:
+    """Offline generation, vLLM-shaped::
+
+        llm = LLM(path, engine="static", max_batch_size=8)
+        outputs = llm.generate(prompts, SamplingParams(max_tokens=32))
+
+    It queues every prompt on an ``LLMEngine`` and steps until all are done.
+    After each call, ``llm.last_run`` holds that run's ``RunMetrics``.
+    """
+
+    def __init__(self, model: str, engine: str = "static", **options):
+        self.llm_engine = LLMEngine(model, engine, **options)
+        self.config, self.model = self.llm_engine.config, self.llm_engine.model
+        self.tokenizer, self.engine = self.llm_engine.tokenizer, self.llm_engine.engine
         self.last_run: RunMetrics | None = None
 
     def generate(self, prompts, sampling_params=None, use_tqdm=False) -> list[RequestOutput]:
         """prompts: strings or lists of token ids. sampling_params: one
         SamplingParams for all, or a list with one per prompt. Every prompt is
         checked before any work runs; outputs come back in prompt order."""
-        if isinstance(prompts, str) or (prompts and isinstance(prompts[0], int)):
+        if isinstance(prompts, str) or (len(prompts) and isinstance(prompts[0], int)):
             prompts = [prompts]
-        requests = self.make_requests(prompts, sampling_params)
+        params = params_per_prompt(prompts, sampling_params)
+        requests = [self.llm_engine.make_request(p, sp, label=f"request {i}")
+                    for i, (p, sp) in enumerate(zip(prompts, params))]
         self.engine.steps = []
-        self.engine.progress = tqdm(total=len(requests), desc=self.config.engine,
-                                    disable=not use_tqdm)
         started = time.perf_counter()
-        with self.engine.progress:
-            self.engine.run(requests)
+        with tqdm(total=len(requests), desc=self.config.engine, disable=not use_tqdm) as bar:
+            self.engine.progress = bar
+            self.run_to_completion(requests)
         self.last_run = RunMetrics.from_run(requests, self.engine.steps, time.perf_counter() - started)
         return [self.to_output(r) for r in requests]
-# ANCHOR_END: llm
 
-    # ANCHOR: validation
-    def make_requests(self, prompts, sampling_params) -> list[Request]:
-        params = self.params_per_prompt(prompts, sampling_params)
-        token_ids = [self.check_prompt(i, p, sp) for i, (p, sp) in enumerate(zip(prompts, params))]
-        now = time.perf_counter()
-        requests = []
-        for prompt, ids, sp in zip(prompts, token_ids, params):
-            request = Request(ids, sp, self.model.config.eos_token_ids,
-                              prompt=prompt if isinstance(prompt, str) else None,
-                              generator=make_generator(sp, self.generator))
-            request.metrics.arrival_time = now
-            requests.append(request)
-        return requests
-
-    @staticmethod
-    def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
-        if sampling_params is None:
-            sampling_params = SamplingParams()
-        if isinstance(sampling_params, SamplingParams):
-            return [sampling_params] * len(prompts)
-        params = list(sampling_params)
-        if len(params) != len(prompts):
-            raise ValueError(f"got {len(params)} sampling_params for {len(prompts)} prompts")
-        for i, sp in enumerate(params):
-            if not isinstance(sp, SamplingParams):
-                raise ValueError(f"request {i}: sampling_params must be SamplingParams, got {sp!r}")
-        return params
-
-    def check_prompt(self, i, prompt, params: SamplingParams) -> list[int]:
-        """Token ids of one prompt, or a ValueError naming request i and the bad value."""
-        ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-        if not ids:
-            raise ValueError(f"request {i}: the prompt is empty")
-        ids = [self.check_token_id(i, t) for t in ids]
-        if len(ids) + params.max_tokens > self.config.max_model_len:
-            raise ValueError(f"request {i}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
-                             f"exceeds max_model_len {self.config.max_model_len}")
-        return ids
-    def check_token_id(self, i, token) -> int:
+    def run_to_completion(self, requests):
+        for request in requests:
+            self.engine.add_request(request)
         try:
-            token = operator.index(token)           # ints, numpy ints, 0-d integer tensors
-        except TypeError:
-            raise ValueError(f"request {i}: token id {token!r} is not an integer") from None
-        if not 0 <= token < self.model.config.vocab_size:
-            raise ValueError(f"request {i}: token id {token} is outside the vocabulary "
-                             f"[0, {self.model.config.vocab_size})")
-        return token
-    # ANCHOR_END: validation
+            while self.engine.has_unfinished_requests():
+                if not self.engine.step():
+                    time.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
+        except BaseException:
+            for request in requests:   # leave nothing queued or holding KV behind
+                self.engine.abort(request.request_id)
+            raise
+# ANCHOR_END: llm
 
     def to_output(self, r: Request) -> RequestOutput:
         return RequestOutput(r.request_id, r.prompt, r.prompt_token_ids, r.output_token_ids,
                              self.tokenizer.decode(r.output_token_ids, skip_special_tokens=True),
                              r.finish_reason, r.metrics)
+
+
+def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
+    if sampling_params is None:
+        sampling_params = SamplingParams()
+    if isinstance(sampling_params, SamplingParams):
+        return [sampling_params] * len(prompts)
+    params = list(sampling_params)
+    if len(params) != len(prompts):
+        raise ValueError(f"got {len(params)} sampling_params for {len(prompts)} prompts")
+    return params

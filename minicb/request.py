@@ -47,7 +47,7 @@ class Request:
     prompt: str | None = None
     generator: object = None                  # this request's torch.Generator
     output_token_ids: list[int] = field(default_factory=list)
-    finish_reason: str | None = None          # "length" | "stop" | "eos"
+    finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort"
     metrics: RequestMetrics = None
 
     def __post_init__(self):
@@ -79,7 +79,20 @@ class Request:
         if self.finished:
             self.metrics.finish_time = now
         return self.finished
+
+    def abort(self, now: float):
+        self.finish_reason, self.metrics.finish_time = "abort", now
 # ANCHOR_END: request
+
+
+@dataclass
+class StepOutput:
+    """What ``LLMEngine.step`` returns for each request that got a token."""
+    request_id: str
+    new_token_ids: list[int]
+    output_token_ids: list[int]          # everything generated so far
+    finished: bool
+    finish_reason: str | None
 
 
 @dataclass

@@ -26,7 +26,7 @@ def expected(llm):
     ([[1, 2], [3, 4.0]], GOOD, "request 1: token id 4.0 is not an integer"),
     ([[1] * 61], GOOD, "request 0: prompt of 61 tokens \\+ max_tokens 4 exceeds max_model_len 64"),
     ([[1], [2]], [GOOD], "got 1 sampling_params for 2 prompts"),
-    ([[1], [2]], [GOOD, dict(max_tokens=3)], "request 1: sampling_params must be SamplingParams"),
+    ([[1], [2]], [GOOD, dict(max_tokens=3)], "request 1: sampling params must be SamplingParams"),
 ])
 def test_bad_request_is_named_and_the_llm_keeps_serving(llm, expected, prompts, params, message):
     last_run = llm.last_run

@@ -1,10 +1,14 @@
-"""What every stage shares: the model, the sampler, and the step log.
+"""What every stage shares: the request queue, the sampler, and the step log.
 
-A stage decides *which* tokens go through the model together and where their
-K/V live; everything else (turning hidden states into tokens, recording what
-each step did) happens here, once.
+Every engine is driven the same way, online or offline: ``add_request``
+queues a request, ``step`` runs at most one forward pass and returns the
+requests that received a token, ``abort`` drops a request. A stage decides
+*which* tokens go through the model together and where their K/V live;
+turning hidden states into tokens and recording what each step did happen
+here, once.
 """
 import time
+from collections import deque
 
 import torch
 
@@ -21,37 +25,95 @@ class Engine:
         self.model = model
         self.config = config
         self.device = config.device
-        self.dtype = model.embed_tokens.weight.dtype
         self.ops = attention_ops(config.attention_backend)
         self.sampler = Sampler()
+        self.waiting: deque[Request] = deque()     # arrived, not yet scheduled
+        self.unfinished: dict[str, Request] = {}   # every request not yet finished, by id
         self.steps: list[StepRecord] = []
-        self.progress = None          # a tqdm bar to tick as requests finish, if any
+        self.progress = None                       # a tqdm bar to tick as requests finish, if any
 
-    def run(self, requests: list[Request]):
-        """Serve these requests to completion (stages 1-3 work this way)."""
+    # ANCHOR: online_api
+    def add_request(self, request: Request):
+        self.waiting.append(request)
+        self.unfinished[request.request_id] = request
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.unfinished)
+
+    def step(self) -> list[Request]:
+        """Run at most one forward pass; return the requests that got a token."""
         raise NotImplementedError
+
+    def abort(self, request_id: str):
+        """Finish a request now, wherever it is. Unknown or finished ids are a no-op."""
+        request = self.unfinished.pop(request_id, None)
+        if request is None:
+            return
+        if request in self.waiting:
+            self.waiting.remove(request)
+        request.abort(time.perf_counter())
+        self.release(request)
+    # ANCHOR_END: online_api
+
+    def release(self, request: Request):
+        """Give back what an aborted request holds (stages with per-request KV override)."""
 
     # ANCHOR: sample
     def sample(self, requests: list[Request], hidden) -> None:
         """hidden [len(requests), hidden_size]: each request's last position.
-        Sample one token for each and append it; tick the progress bar for
-        requests that are now finished."""
+        Sample one token for each and append it; finished requests leave
+        ``unfinished`` and tick the progress bar."""
         logits = self.model.compute_logits(hidden)
         tokens = self.sampler(logits, [r.params for r in requests], [r.generator for r in requests])
         now = time.perf_counter()
         for request, token in zip(requests, tokens):
-            if request.append_token(token, now) and self.progress is not None:
-                self.progress.update(1)
+            if request.append_token(token, now):
+                self.unfinished.pop(request.request_id, None)
+                if self.progress is not None:
+                    self.progress.update(1)
     # ANCHOR_END: sample
 
     def record(self, kind, rows, num_tokens, kv_reserved, kv_used, started):
         self.steps.append(StepRecord(kind, rows, num_tokens, kv_reserved, kv_used,
                                      duration=time.perf_counter() - started))
 
-    def kv_cache_shape(self, *leading) -> tuple:
-        """[layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""
+    def new_kv_cache(self, *leading):
+        """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""
         cfg = self.model.config
-        return (cfg.num_hidden_layers, *leading, cfg.num_key_value_heads, cfg.head_dim)
+        shape = (cfg.num_hidden_layers, *leading, cfg.num_key_value_heads, cfg.head_dim)
+        weight = self.model.embed_tokens.weight
+        return weight.new_zeros(shape), weight.new_zeros(shape)
 
     def tensor(self, values, dtype=torch.long):
         return torch.tensor(values, dtype=dtype, device=self.device)
+
+
+# ANCHOR: run_to_completion
+class RunToCompletionEngine(Engine):
+    """Stages 1-3: take a batch from the queue, run it to completion (one
+    forward pass per step()), then take the next. A stage says which requests
+    form the next batch (``next_batch``) and how a batch runs (``run_batch``,
+    a generator that yields the requests advanced by each forward pass)."""
+
+    def __init__(self, model, config):
+        super().__init__(model, config)
+        self.running = None            # the current batch's run_batch generator
+
+    def step(self) -> list[Request]:
+        while True:
+            if self.running is None:
+                batch = self.next_batch()
+                if not batch:
+                    return []          # nothing ready to run yet
+                self.running = self.run_batch(batch)
+            advanced = next(self.running, None)
+            if advanced is not None:
+                return advanced
+            self.running = None        # that batch is done: start the next one
+
+    def next_batch(self) -> list[Request]:
+        raise NotImplementedError
+
+    def run_batch(self, batch):
+        raise NotImplementedError
+# ANCHOR_END: run_to_completion

@@ -8,7 +8,7 @@ every later stage is about putting more requests into that one pass.
 """
 import time
 
-from .base import Engine
+from .base import Engine, RunToCompletionEngine
 
 
 # ANCHOR: cache
@@ -20,9 +20,7 @@ class ContiguousKVCache:
     """
 
     def __init__(self, engine: Engine, capacity: int):
-        shape = engine.kv_cache_shape(capacity)
-        self.k = engine.model.embed_tokens.weight.new_zeros(shape)
-        self.v = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.k, self.v = engine.new_kv_cache(capacity)
         self.attention = engine.ops.contiguous_attention
         self.context_len = 0            # tokens whose K/V are stored
 
@@ -39,14 +37,14 @@ class ContiguousKVCache:
 
 
 # ANCHOR: engine
-class SingleEngine(Engine):
+class SingleEngine(RunToCompletionEngine):
     name = "single"
 
-    def run(self, requests):
-        for request in requests:          # strictly in arrival order
-            self.serve(request)
+    def next_batch(self):
+        return [self.waiting.popleft()] if self.waiting else []     # strictly in arrival order
 
-    def serve(self, request):
+    def run_batch(self, batch):
+        [request] = batch
         request.metrics.first_scheduled_time = time.perf_counter()
         capacity = len(request.prompt_token_ids) + request.params.max_tokens
         cache = ContiguousKVCache(self, capacity)
@@ -60,5 +58,6 @@ class SingleEngine(Engine):
             self.sample([request], hidden[-1:])          # only the last position predicts
             self.record(kind, [request.request_id], len(new_tokens),
                         kv_reserved=capacity, kv_used=cache.context_len, started=started)
+            yield [request]
             new_tokens, kind = request.output_token_ids[-1:], "decode"
 # ANCHOR_END: engine

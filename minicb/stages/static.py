@@ -11,10 +11,11 @@ batch's longest request is done (the "white squares"), and requests that
 arrive meanwhile wait for the whole batch (head-of-line blocking).
 """
 import time
+from collections import deque
 
 import torch
 
-from .base import Engine
+from .base import Engine, RunToCompletionEngine
 
 
 # ANCHOR: cache
@@ -27,9 +28,7 @@ class PaddedBatchKVCache:
     """
 
     def __init__(self, engine: Engine, pad_lens: list[int], capacity: int):
-        shape = engine.kv_cache_shape(len(pad_lens), capacity)
-        self.k = engine.model.embed_tokens.weight.new_zeros(shape)
-        self.v = engine.model.embed_tokens.weight.new_zeros(shape)
+        self.k, self.v = engine.new_kv_cache(len(pad_lens), capacity)
         self.pad_lens = engine.tensor(pad_lens, dtype=torch.int32)
         self.attention = engine.ops.padded_attention
         self.batch = len(pad_lens)
@@ -49,25 +48,23 @@ class PaddedBatchKVCache:
 
 
 # ANCHOR: engine
-class StaticEngine(Engine):
+class StaticEngine(RunToCompletionEngine):
     name = "static"
 
-    def run(self, requests):
-        for batch in self.form_batches(requests):
-            self.run_batch(batch)
-
-    # ANCHOR: form_batches
-    def form_batches(self, requests):
-        """Arrival order, cut every max_batch_size. With bucket_by_length, sort
-        by expected output length first (custom batching): requests that will
-        finish together share a batch, so fewer rows idle."""
+    # ANCHOR: next_batch
+    def next_batch(self):
+        """Whatever has arrived, up to max_batch_size, in arrival order. With
+        bucket_by_length, the waiting requests are first sorted by expected
+        output length (custom batching): requests that will finish together
+        share a batch, so fewer rows idle."""
         if self.config.bucket_by_length:
-            requests = sorted(requests, key=lambda r: r.params.max_tokens)
-        size = self.config.max_batch_size
-        return [requests[i:i + size] for i in range(0, len(requests), size)]
-    # ANCHOR_END: form_batches
+            self.waiting = deque(sorted(self.waiting, key=lambda r: r.params.max_tokens))
+        size = min(len(self.waiting), self.config.max_batch_size)
+        return [self.waiting.popleft() for _ in range(size)]
+    # ANCHOR_END: next_batch
 
     def run_batch(self, batch):
+        """A generator: one forward pass per next(), yielding the requests it advanced."""
         started = time.perf_counter()
         for request in batch:
             request.metrics.first_scheduled_time = started
@@ -80,14 +77,14 @@ class StaticEngine(Engine):
         # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
         ids = [[0] * pad + r.prompt_token_ids for pad, r in zip(pad_lens, batch)]
         positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
-        self.forward_and_sample(batch, cache, ids, positions, "prefill", kv_reserved, started)
+        yield self.forward_and_sample(batch, cache, ids, positions, "prefill", kv_reserved, started)
 
         # Decode until the longest request is done; finished rows ride along.
         while not all(r.finished for r in batch):
             started = time.perf_counter()
             ids = [[r.output_token_ids[-1]] for r in batch]
             positions = [[cache.context_len - pad] for pad in pad_lens]
-            self.forward_and_sample(batch, cache, ids, positions, "decode", kv_reserved, started)
+            yield self.forward_and_sample(batch, cache, ids, positions, "decode", kv_reserved, started)
 
     def forward_and_sample(self, batch, cache, ids, positions, kind, kv_reserved, started):
         """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
@@ -99,4 +96,5 @@ class StaticEngine(Engine):
         last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
         self.sample([batch[i] for i in live], last[live])
         self.record(kind, rows, len(batch) * len(ids[0]), kv_reserved, kv_used, started)
+        return [batch[i] for i in live]
 # ANCHOR_END: engine
