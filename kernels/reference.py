@@ -56,3 +56,30 @@ def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
         out[b] = naive_attention(q[b], k_cache[b, :context_len], v_cache[b, :context_len], visible)
     return out
 # ANCHOR_END: padded_reference
+
+
+# ANCHOR: ragged_reference
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
+    """Stage 4. Sequences packed without padding. q [N, H, d]: sequence s owns
+    rows cu_seqlens_q[s]:cu_seqlens_q[s+1], its newest tokens. Its context of
+    seq_lens[s] tokens (new ones included) lies in cache rows
+    seq_starts[s] : seq_starts[s] + seq_lens[s] of k/v_cache [rows, KVH, d].
+    (max_query_len is accepted for the kernel's signature and not needed here.)"""
+    out = torch.empty_like(q)
+    for s in range(len(seq_lens)):
+        q_lo, q_hi = int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1])
+        start, context_len = int(seq_starts[s]), int(seq_lens[s])
+        keys = slice(start, start + context_len)
+        visible = causal_visibility(q_hi - q_lo, context_len, q.device)
+        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[keys], v_cache[keys], visible)
+    return out
+# ANCHOR_END: ragged_reference
+
+
+# ANCHOR: store_kv_reference
+def store_kv_cache(k, v, k_cache, v_cache, slot_mapping):
+    """Write token i's k/v [N, KVH, d] into cache row slot_mapping[i]; -1 skips it."""
+    keep = slot_mapping >= 0
+    k_cache[slot_mapping[keep]] = k[keep]
+    v_cache[slot_mapping[keep]] = v[keep]
+# ANCHOR_END: store_kv_reference

@@ -3,7 +3,8 @@ from dataclasses import dataclass
 
 import torch
 
-ENGINE_NAMES = ("single", "static")
+ENGINE_NAMES = ("single", "static", "dynamic", "continuous")
+SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("torch", "triton")
 
 
@@ -11,7 +12,7 @@ ATTENTION_BACKENDS = ("torch", "triton")
 @dataclass
 class EngineConfig:
     engine: str = "static"
-    """Which stage serves requests: "single" or "static"."""
+    """Which stage serves requests: "single", "static", "dynamic" or "continuous"."""
     dtype: str = "float32"
     """Weights and activations: "float32", "float16" or "bfloat16"."""
     device: str | None = None
@@ -23,10 +24,27 @@ class EngineConfig:
     """Longest prompt + max_tokens a request may ask for. Default: the model's
     max_position_embeddings (or sliding window, if shorter), capped at 4096."""
     max_batch_size: int = 8
-    """Stage 2: the most requests one static batch holds."""
+    """Stages 2-3: the most requests one batch holds."""
     bucket_by_length: bool = False
     """Stage 2: sort requests by expected output length (their max_tokens)
     before cutting batches, so each batch waits less for its longest member."""
+    max_wait_ms: float = 50.0
+    """Stage 3: a batch closes when max_batch_size requests wait or when the
+    oldest has waited this long."""
+    max_num_seqs: int = 8
+    """Stages 4-5: the most requests running at once (stage 4: KV slots)."""
+    max_num_batched_tokens: int | None = None
+    """Stages 4-5: the most tokens one forward pass may carry, prefill and
+    decode together. Default: max(2048, max_model_len), so any prompt fits."""
+    scheduling_policy: str = "mixed"
+    """Stages 4-5: "mixed" (Orca: new prefills and running decodes share a
+    step) or "prefill_first" (TGI, vLLM v0: a step is all prefills or all decodes)."""
+    schedule_interval: int = 1
+    """Stages 4-5: consider admitting waiting requests only every N steps
+    (TGI, lmdeploy), to spend less host time rescheduling."""
+    waiting_served_ratio: float = 0.0
+    """Stages 4-5: while requests run, admit only when waiting >= ratio x
+    running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
 
@@ -42,6 +60,15 @@ class EngineConfig:
                              f"choose one of {ATTENTION_BACKENDS}")
         if not isinstance(self.max_batch_size, int) or self.max_batch_size < 1:
             raise ValueError(f"max_batch_size must be an integer >= 1, got {self.max_batch_size!r}")
+        for name in ("max_num_seqs", "schedule_interval"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        for name in ("max_wait_ms", "waiting_served_ratio"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.scheduling_policy not in SCHEDULING_POLICIES:
+            raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
+                             f"choose one of {SCHEDULING_POLICIES}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
@@ -54,3 +81,8 @@ class EngineConfig:
         elif self.max_model_len > max_context:
             raise ValueError(f"max_model_len {self.max_model_len} exceeds the model's "
                              f"maximum context {max_context}")
+        if self.max_num_batched_tokens is None:
+            self.max_num_batched_tokens = max(2048, self.max_model_len)
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least "
+                             f"max_num_seqs {self.max_num_seqs}: every running request decodes a token per step")

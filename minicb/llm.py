@@ -13,10 +13,13 @@ from .config import EngineConfig
 from .metrics import RunMetrics
 from .request import Request, RequestOutput, StepOutput
 from .sampling import SamplingParams, make_generator
+from .stages.continuous import ContinuousEngine
+from .stages.dynamic import DynamicEngine
 from .stages.single import SingleEngine
 from .stages.static import StaticEngine
 
-ENGINES = {"single": SingleEngine, "static": StaticEngine}
+ENGINES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngine,
+           "continuous": ContinuousEngine}
 
 
 # ANCHOR: llm_engine
@@ -99,6 +102,7 @@ class LLMEngine:
                           generator=make_generator(params, self.generator))
         if request_id is not None:
             request.request_id = str(request_id)
+        self.engine.check_request(request, label)
         request.metrics.arrival_time = time.perf_counter() if arrival_time is None else arrival_time
         return request
 

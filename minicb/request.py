@@ -38,7 +38,7 @@ class RequestMetrics:
 
 
 # ANCHOR: request
-@dataclass
+@dataclass(eq=False)          # a request is itself, not its fields: hashable, compared by identity
 class Request:
     prompt_token_ids: list[int]
     params: SamplingParams

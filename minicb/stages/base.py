@@ -58,6 +58,9 @@ class Engine:
     def release(self, request: Request):
         """Give back what an aborted request holds (stages with per-request KV override)."""
 
+    def check_request(self, request: Request, label: str):
+        """Raise ValueError if this engine could never serve the request."""
+
     # ANCHOR: sample
     def sample(self, requests: list[Request], hidden) -> None:
         """hidden [len(requests), hidden_size]: each request's last position.

@@ -1,0 +1,56 @@
+"""Stage 4: attention over a ragged batch, no padding anywhere.
+
+The step's tokens from every sequence are packed into one flat tensor:
+sequence s owns query rows cu_seqlens_q[s]:cu_seqlens_q[s+1] (its whole
+prompt if it is being prefilled, one token if it is decoding), and its
+context of seq_lens[s] tokens starts at cache row seq_starts[s]. Each program
+picks a sequence, shifts the pointers to it, and runs stage 1's causal tile.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from .contiguous_attention import causal_attention_tile, check_cache
+from .online_softmax import launch_options
+
+
+# ANCHOR: kernel
+@triton.jit
+def _ragged_attention_kernel(
+    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, SEQ_STARTS,    # q/o [N, H, d]; k/v cache [rows, KVH, d]
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, scale,
+    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+):
+    seq = tl.program_id(2)
+    q_start = tl.load(CU_SEQLENS_Q + seq)
+    num_queries = tl.load(CU_SEQLENS_Q + seq + 1) - q_start
+    if tl.program_id(0) * BLOCK_M >= num_queries:
+        return                      # the grid is sized for the longest sequence; this one is shorter
+    kv_start = tl.load(SEQ_STARTS + seq)
+    causal_attention_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt,
+                          O + q_start * stride_ot, stride_qt, stride_qh, stride_kt, stride_kh,
+                          stride_ot, stride_oh, num_queries, tl.load(SEQ_LENS + seq), 0, scale,
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+# ANCHOR_END: kernel
+
+
+# ANCHOR: wrapper
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
+    """q [N, H, d] packed; caches [rows, KVH, d]; cu_seqlens_q [S+1], seq_lens [S],
+    seq_starts [S] int tensors. max_query_len: the longest sequence's new tokens
+    (pass it to avoid a device sync). Returns [N, H, d]."""
+    num_heads, head_dim = q.shape[1], q.shape[2]
+    check_cache(q[:0], k_cache, v_cache, 0)
+    if max_query_len is None:
+        max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
+    opts = launch_options(q, head_dim, max_query_len)
+    out = torch.empty_like(q)
+    grid = (triton.cdiv(max_query_len, opts["BLOCK_M"]), num_heads, len(seq_lens))
+    _ragged_attention_kernel[grid](
+        q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, seq_starts,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
+        head_dim ** -0.5, GROUP=num_heads // k_cache.shape[-2], **opts,
+    )
+    return out
+# ANCHOR_END: wrapper
