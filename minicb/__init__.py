@@ -11,11 +11,11 @@ use_interpreter_without_gpu()   # before anything imports triton
 
 from .checkpoint import load_model, make_tiny_checkpoint  # noqa: E402
 from .config import EngineConfig  # noqa: E402
-from .llm import LLM  # noqa: E402
+from .llm import LLM, LLMEngine  # noqa: E402
 from .metrics import RunMetrics  # noqa: E402
-from .request import RequestOutput  # noqa: E402
+from .request import RequestOutput, StepOutput  # noqa: E402
 from .sampling import SamplingParams  # noqa: E402
 
-__all__ = ["LLM", "SamplingParams", "make_tiny_checkpoint", "load_model", "EngineConfig",
-           "RunMetrics", "RequestOutput"]
+__all__ = ["LLM", "LLMEngine", "SamplingParams", "make_tiny_checkpoint", "load_model", "EngineConfig",
+           "RunMetrics", "RequestOutput", "StepOutput"]
 __version__ = "0.1.0"

@@ -9,11 +9,20 @@ from .conftest import ARCHS, MAX_TOKENS, PROMPTS
 GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 
 
+ENGINES = {
+    "single": dict(engine="single"),
+    "static": dict(engine="static", max_batch_size=3),
+    "dynamic": dict(engine="dynamic", max_batch_size=3, max_wait_ms=5),
+    "continuous-mixed": dict(engine="continuous", max_num_seqs=3, scheduling_policy="mixed"),
+    "continuous-prefill_first": dict(engine="continuous", max_num_seqs=3, scheduling_policy="prefill_first"),
+}
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("backend", ["torch", "triton"])
-@pytest.mark.parametrize("engine", ["single", "static"])
+@pytest.mark.parametrize("engine", list(ENGINES))
 def test_engine_matches_transformers(checkpoints, hf_greedy, arch, backend, engine):
-    llm = LLM(checkpoints[arch], engine=engine, attention_backend=backend, max_batch_size=3)
+    llm = LLM(checkpoints[arch], attention_backend=backend, **ENGINES[engine])
     outputs = llm.generate(PROMPTS, GREEDY)
     assert [o.prompt_token_ids for o in outputs] == PROMPTS          # prompt order kept
     assert [o.output_token_ids for o in outputs] == hf_greedy[arch]
@@ -24,6 +33,10 @@ def test_engine_matches_transformers(checkpoints, hf_greedy, arch, backend, engi
     dict(engine="static", max_batch_size=5),               # one batch of everything
     dict(engine="static", max_batch_size=2),               # a ragged last batch
     dict(engine="static", max_batch_size=2, bucket_by_length=True),
+    dict(engine="dynamic", max_batch_size=4, max_wait_ms=0),
+    dict(engine="continuous", max_num_seqs=2),             # requests wait for slots
+    dict(engine="continuous", max_num_seqs=5, max_num_batched_tokens=40),   # prompts wait for budget
+    dict(engine="continuous", max_num_seqs=2, schedule_interval=4, waiting_served_ratio=1.5),
 ])
 def test_engines_agree(llama, options):
     single = LLM(llama, engine="single").generate(PROMPTS, GREEDY)

@@ -1,7 +1,8 @@
 """Every Triton attention kernel equals its naive reference (kernels/reference.py).
 
-Covers kernels/contiguous_attention.py (stage 1) and kernels/padded_attention.py
-(stage 2), which share kernels/online_softmax.py. On a CPU they run through
+Covers kernels/contiguous_attention.py (stage 1), kernels/padded_attention.py
+(stage 2), kernels/ragged_attention.py and kernels/kv_write.py (stage 4), which
+share kernels/online_softmax.py. On a CPU they run through
 Triton's interpreter in fp32 and fp16; bf16 runs only on a GPU, because the
 interpreter's bf16 arithmetic is not faithful.
 """
@@ -10,7 +11,9 @@ import torch
 
 from minicb.kernels import reference
 from minicb.kernels.contiguous_attention import contiguous_attention
+from minicb.kernels.kv_write import store_kv_cache
 from minicb.kernels.padded_attention import padded_attention
+from minicb.kernels.ragged_attention import ragged_attention
 
 from .conftest import DEVICE
 
@@ -89,3 +92,64 @@ def test_kernels_reject_bad_shapes():
         qb = rand(2, 1, 4, 64, dtype=torch.float32)
         kb = rand(2, 8, 4, 64, dtype=torch.float32)
         padded_attention(qb, kb, kb, 4, torch.zeros(3, dtype=torch.int32, device=DEVICE))
+
+
+# A step of continuous batching: two prompts being prefilled (33 and 7 tokens),
+# three requests decoding one token over contexts of 40, 5 and 1 tokens, and
+# one prompt of 17 tokens. Each owns a 64-row region of the cache, in shuffled order.
+RAGGED = dict(query_lens=[33, 1, 7, 1, 17, 1], context_lens=[33, 40, 7, 5, 17, 1],
+              starts=[320, 0, 128, 64, 192, 256])
+
+
+def ragged_inputs(num_heads, num_kv_heads, head_dim, dtype):
+    query_lens = RAGGED["query_lens"]
+    cu_seqlens_q = torch.tensor([0] + torch.tensor(query_lens).cumsum(0).tolist(), device=DEVICE,
+                                dtype=torch.int32)
+    q = rand(sum(query_lens), num_heads, head_dim, dtype=dtype)
+    k_cache = rand(384, num_kv_heads, head_dim, dtype=dtype)
+    v_cache = rand(384, num_kv_heads, head_dim, dtype=dtype)
+    meta = [torch.tensor(RAGGED[k], device=DEVICE, dtype=torch.int32) for k in ("context_lens", "starts")]
+    return q, k_cache, v_cache, cu_seqlens_q, *meta
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_ragged_attention_matches_reference(dtype, head_dim, heads):
+    torch.manual_seed(2)
+    q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts = ragged_inputs(*heads, head_dim, dtype)
+    out = ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=33)
+    expected = reference.ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts)
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+def test_ragged_attention_finds_max_query_len_itself():
+    q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts = ragged_inputs(4, 2, 64, torch.float32)
+    out = ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts)
+    expected = reference.ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts)
+    torch.testing.assert_close(out, expected, **TOLERANCE[torch.float32])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kv_heads,head_dim", [(1, 64), (2, 128), (4, 48)])
+def test_store_kv_cache_matches_reference(dtype, kv_heads, head_dim):
+    torch.manual_seed(3)
+    k, v = rand(11, kv_heads, head_dim, dtype=dtype), rand(11, kv_heads, head_dim, dtype=dtype)
+    slot_mapping = torch.randperm(40, device=DEVICE)[:11]
+    slot_mapping[4] = -1                                     # a token that is not stored
+    caches = [rand(40, kv_heads, head_dim, dtype=dtype) for _ in range(2)]
+    ours, theirs = [c.clone() for c in caches], [c.clone() for c in caches]
+    store_kv_cache(k, v, *ours, slot_mapping)
+    reference.store_kv_cache(k, v, *theirs, slot_mapping)
+    assert torch.equal(ours[0], theirs[0]) and torch.equal(ours[1], theirs[1])
+    assert not torch.equal(ours[0], caches[0])               # it did write
+    untouched = torch.ones(40, dtype=torch.bool, device=DEVICE)
+    untouched[slot_mapping[slot_mapping >= 0]] = False
+    assert torch.equal(ours[0][untouched], caches[0][untouched])
+
+
+def test_store_kv_cache_rejects_mismatched_shapes():
+    k = rand(3, 2, 64, dtype=torch.float32)
+    cache = rand(10, 4, 64, dtype=torch.float32)
+    with pytest.raises(ValueError, match="does not fit the cache"):
+        store_kv_cache(k, k, cache, cache.clone(), torch.arange(3, device=DEVICE))
