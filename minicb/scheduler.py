@@ -63,16 +63,15 @@ class Scheduler:
         return admitted
 
     def admission_open(self) -> bool:
-        """The rescheduling knobs. With nothing running, always admit."""
+        """The rescheduling knobs: admit every schedule_interval steps, and only
+        when enough requests wait. With nothing running, always admit."""
         self.steps_since_admission += 1
-        if not self.running:
-            return True
-        if self.steps_since_admission < self.config.schedule_interval:
-            return False
-        if len(self.waiting) < self.config.waiting_served_ratio * len(self.running):
-            return False
-        self.steps_since_admission = 0
-        return True
+        is_open = not self.running or (
+            self.steps_since_admission >= self.config.schedule_interval
+            and len(self.waiting) >= self.config.waiting_served_ratio * len(self.running))
+        if is_open:
+            self.steps_since_admission = 0
+        return is_open
 
     def finish(self, request: Request):
         """A request finished or was aborted: its slot/blocks are free at once."""
