@@ -1,7 +1,8 @@
 """Command line: ``python -m minicb generate ...`` and ``python -m minicb demo``."""
 import argparse
 
-from .config import ATTENTION_BACKENDS, ENGINE_NAMES
+from .config import ATTENTION_BACKENDS, ENGINE_NAMES, SCHEDULING_POLICIES
+from .workload import PRESETS
 
 
 def main(argv=None):
@@ -20,16 +21,32 @@ def main(argv=None):
     gen.add_argument("--ignore-eos", action="store_true")
     add_engine_options(gen)
 
-    demo = commands.add_parser("demo", help="run stages 1 and 2 on a tiny model and compare them")
+    demo = commands.add_parser("demo", help="run the stages on a tiny model and compare them")
     demo.add_argument("--requests", type=int, default=16)
     demo.add_argument("--max-batch-size", type=int, default=8)
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--checkpoint-dir", default="scratch/tiny-llama")
 
+    bench = commands.add_parser("bench", help="replay one workload against several engines")
+    bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
+    bench.add_argument("--engine", default="static,dynamic,continuous",
+                       help=f"comma-separated, from {ENGINE_NAMES}")
+    bench.add_argument("--workload", default="anyscale", choices=list(PRESETS))
+    bench.add_argument("--num-requests", type=int, default=32)
+    bench.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")
+    bench.add_argument("--qps", type=float, default=float("inf"), help="Poisson arrival rate (inf: all at once)")
+    bench.add_argument("--scale", type=float, default=1.0, help="multiply every length (e.g. 0.125 on a CPU)")
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--out", default=None, help="also write the results as JSON here")
+    add_engine_options(bench)
+
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import main as demo_main
         return demo_main(args)
+    if args.command == "bench":
+        from .bench import main as bench_main
+        return bench_main(args)
     return generate(args)
 
 
@@ -39,6 +56,9 @@ def add_engine_options(parser):
     parser.add_argument("--attention-backend", default=None, choices=ATTENTION_BACKENDS)
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--bucket-by-length", action="store_true")
+    parser.add_argument("--max-num-seqs", type=int, default=8)
+    parser.add_argument("--max-wait-ms", type=float, default=50.0)
+    parser.add_argument("--scheduling-policy", default="mixed", choices=SCHEDULING_POLICIES)
 
 
 def generate(args):
@@ -47,7 +67,8 @@ def generate(args):
 
     llm = LLM(args.model, engine=args.engine, dtype=args.dtype, device=args.device,
               attention_backend=args.attention_backend, max_batch_size=args.max_batch_size,
-              bucket_by_length=args.bucket_by_length)
+              bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
+              max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy)
     params = SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
                             top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
     outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)

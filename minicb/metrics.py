@@ -121,16 +121,30 @@ class RunMetrics:
                     kv_utilization=self.kv_utilization)
 
 
-def format_table(runs: dict) -> str:
+# (header, format, value) for the tables the demo and the benchmark print.
+RUN_COLUMNS = [
+    ("requests", "{:d}", lambda r: r.num_requests), ("out tokens", "{:d}", lambda r: r.output_tokens),
+    ("wall s", "{:.2f}", lambda r: r.wall_time), ("out tok/s", "{:.1f}", lambda r: r.output_throughput),
+    ("steps", "{:d}", lambda r: r.num_steps), ("occupancy", "{:.0%}", lambda r: r.occupancy),
+    ("KV reserved (peak)", "{:d}", lambda r: r.kv_peak_reserved),
+    ("KV used (peak)", "{:d}", lambda r: r.kv_peak_used),
+    ("KV used/reserved", "{:.0%}", lambda r: r.kv_utilization),
+]
+BENCH_COLUMNS = [
+    ("out tok/s", "{:.1f}", lambda r: r.output_throughput), ("total tok/s", "{:.1f}", lambda r: r.total_throughput),
+    ("req/s", "{:.2f}", lambda r: r.request_throughput), ("steps", "{:d}", lambda r: r.num_steps),
+    ("TTFT p50 s", "{:.3f}", lambda r: r.ttft["p50"]), ("TTFT p99 s", "{:.3f}", lambda r: r.ttft["p99"]),
+    ("TPOT p50 ms", "{:.2f}", lambda r: 1e3 * r.tpot["p50"]),
+    ("latency p50 s", "{:.3f}", lambda r: r.latency["p50"]), ("latency p99 s", "{:.3f}", lambda r: r.latency["p99"]),
+    ("occupancy", "{:.0%}", lambda r: r.occupancy), ("KV used/reserved", "{:.0%}", lambda r: r.kv_utilization),
+]
+
+
+def format_table(runs: dict, columns=RUN_COLUMNS) -> str:
     """A plain-text table of RunMetrics, one row per engine name."""
-    cols = [("engine", "{}"), ("requests", "{:d}"), ("out tokens", "{:d}"), ("wall s", "{:.2f}"),
-            ("out tok/s", "{:.1f}"), ("steps", "{:d}"), ("occupancy", "{:.0%}"),
-            ("KV reserved (peak)", "{:d}"), ("KV used (peak)", "{:d}"), ("KV used/reserved", "{:.0%}")]
-    rows = [[name, r.num_requests, r.output_tokens, r.wall_time, r.output_throughput,
-             r.num_steps, r.occupancy, r.kv_peak_reserved, r.kv_peak_used, r.kv_utilization]
-            for name, r in runs.items()]
-    cells = [[c for c, _ in cols]] + [[f.format(v) for (_, f), v in zip(cols, row)] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    cells = [["engine"] + [header for header, _, _ in columns]]
+    cells += [[name] + [fmt.format(value(r)) for _, fmt, value in columns] for name, r in runs.items()]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

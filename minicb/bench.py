@@ -1,0 +1,43 @@
+"""``python -m minicb bench``: several engines, one workload, one table."""
+import json
+from pathlib import Path
+
+from .driver import replay
+from .figures import environment
+from .llm import LLMEngine
+from .metrics import BENCH_COLUMNS, format_table
+from .workload import preset_workload
+
+
+# ANCHOR: bench
+def run_bench(model, engines, workload, **options) -> dict:
+    """Replay ``workload`` against each engine in turn; {engine: RunMetrics}.
+    ``options`` are EngineConfig fields, shared by all engines (each uses its own)."""
+    runs = {}
+    for name in engines:
+        engine = LLMEngine(model, engine=name, **options)
+        engine.add_request([3] * 8, None)                       # warm-up: first-call costs stay out
+        while engine.has_unfinished_requests():
+            engine.step()
+        runs[name] = replay(engine, workload, use_tqdm=True)
+    return runs
+# ANCHOR_END: bench
+
+
+def main(args):
+    from .checkpoint import make_tiny_checkpoint
+
+    model = args.model or make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0)
+    workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
+                               scale=args.scale, seed=args.seed)
+    options = dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
+                   max_batch_size=args.max_batch_size, max_num_seqs=args.max_num_seqs,
+                   max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy)
+    runs = run_bench(model, args.engine.split(","), workload, **options)
+    print(f"\nworkload: {workload.description}")
+    print(format_table(runs, BENCH_COLUMNS))
+    if args.out:
+        result = dict(model=str(model), workload=workload.description, options=options,
+                      environment=environment(), results={n: r.summary() for n, r in runs.items()})
+        Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
+        print(f"results: {args.out}")

@@ -1,0 +1,37 @@
+"""Replaying a workload against an engine on the wall clock, as a server sees it.
+
+Each request is submitted at its arrival time; between arrivals the engine
+steps. A request's latency counts from its arrival, so time spent queued
+behind a running batch is part of it. Stages 1-3 take whatever has arrived
+whenever they start a batch; stages 4-5 admit arrivals every step.
+"""
+import time
+
+from tqdm.auto import tqdm
+
+from .llm import LLMEngine
+from .metrics import RunMetrics
+from .workload import Workload
+
+
+# ANCHOR: replay
+def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
+    order = sorted(range(len(workload.prompts)), key=lambda i: workload.arrival_times[i])
+    pending = [(workload.arrival_times[i], workload.prompts[i], workload.params[i]) for i in order]
+    request_ids, next_up = [], 0
+    engine.engine.steps = []
+    start = time.perf_counter()
+    with tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar:
+        engine.engine.progress = bar
+        while next_up < len(pending) or engine.has_unfinished_requests():
+            now = time.perf_counter() - start
+            while next_up < len(pending) and pending[next_up][0] <= now:
+                arrival, prompt, params = pending[next_up]
+                request_ids.append(engine.add_request(prompt, params, arrival_time=start + arrival))
+                next_up += 1
+            if not engine.step():
+                time.sleep(2e-4)               # nothing ready: wait for an arrival or a batch window
+    wall_time = time.perf_counter() - start
+    requests = [engine.requests[rid] for rid in request_ids]
+    return RunMetrics.from_run(requests, engine.engine.steps, wall_time)
+# ANCHOR_END: replay

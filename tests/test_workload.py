@@ -1,0 +1,79 @@
+"""Workloads are seeded and shaped as described; the driver replays them on the clock."""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from minicb import LLMEngine
+from minicb.driver import replay
+from minicb.workload import PRESETS, preset_workload, synthetic_workload
+
+
+def test_same_seed_same_workload():
+    a = synthetic_workload(20, output_len=("exponential", 10, 30), qps=5.0, seed=3)
+    b = synthetic_workload(20, output_len=("exponential", 10, 30), qps=5.0, seed=3)
+    c = synthetic_workload(20, output_len=("exponential", 10, 30), qps=5.0, seed=4)
+    assert a.prompts == b.prompts and a.output_lens == b.output_lens and a.arrival_times == b.arrival_times
+    assert a.output_lens != c.output_lens
+
+
+def test_capped_exponential_lengths():
+    w = synthetic_workload(4000, prompt_len=4, output_len=("exponential", 128, 512), seed=0)
+    lens = np.array(w.output_lens)
+    assert lens.min() >= 1 and lens.max() == 512                    # capped, and the cap is reached
+    assert 110 < lens.mean() < 135                                  # mean 128, a little less after the cap
+    assert set(w.prompt_lens) == {4}
+
+
+def test_poisson_arrivals_at_the_rate():
+    w = synthetic_workload(4000, prompt_len=4, output_len=4, qps=8.0, seed=1)
+    gaps = np.diff([0.0] + w.arrival_times)
+    assert (gaps > 0).all() and abs(gaps.mean() - 1 / 8) < 0.01
+    assert synthetic_workload(5, qps=math.inf).arrival_times == [0.0] * 5
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_presets_scale_their_lengths(name):
+    full = preset_workload(name, num_requests=50, seed=0)
+    small = preset_workload(name, num_requests=50, seed=0, scale=0.25)
+    assert np.mean(small.prompt_lens) == pytest.approx(np.mean(full.prompt_lens) / 4, rel=0.1)
+    assert small.description["name"] == name
+
+
+def test_preset_shapes_match_their_scenarios():
+    reading, writing = preset_workload("reading", 40), preset_workload("writing", 40)
+    assert min(reading.prompt_lens) > max(reading.output_lens)      # long prompt, short answer
+    assert max(writing.prompt_lens) < min(writing.output_lens)      # short prompt, long output
+    with pytest.raises(ValueError, match="unknown workload 'poetry'"):
+        preset_workload("poetry")
+
+
+@pytest.mark.parametrize("engine", ["single", "static", "continuous"])
+def test_replay_submits_at_arrival_times(llama, engine):
+    workload = synthetic_workload(6, prompt_len=(2, 6), output_len=(2, 5), qps=200.0, seed=2)
+    llm_engine = LLMEngine(llama, engine=engine, max_batch_size=4, max_num_seqs=4)
+    run = replay(llm_engine, workload)
+    assert run.num_requests == 6 and run.output_tokens == sum(workload.output_lens)
+    requests = sorted(llm_engine.requests.values(), key=lambda r: r.metrics.arrival_time)
+    start = requests[0].metrics.arrival_time - workload.arrival_times[0]
+    for r, offset in zip(requests, sorted(workload.arrival_times)):
+        assert r.metrics.arrival_time == pytest.approx(start + offset)
+        assert r.metrics.first_scheduled_time >= r.metrics.arrival_time
+    assert run.wall_time >= workload.arrival_times[-1]
+
+
+def test_bench_cli_prints_a_table_and_writes_json(tmp_path, llama):
+    out = tmp_path / "bench.json"
+    result = subprocess.run([sys.executable, "-m", "minicb", "bench", "--model", llama, "--engine",
+                             "static,continuous", "--num-requests", "6", "--scale", "0.03125",
+                             "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
+    assert {"static", "continuous"} <= rows
+    data = json.loads(out.read_text())
+    assert set(data["results"]) == {"static", "continuous"}
+    assert data["results"]["static"]["output_tokens"] == data["results"]["continuous"]["output_tokens"]
+    assert data["workload"]["name"] == "anyscale"
