@@ -58,6 +58,7 @@ class RunMetrics:
     kv_peak_used: int              # most KV token slots holding real tokens at once
     kv_utilization: float          # slots holding real tokens / slots reserved, over all steps
     steps: list = field(default_factory=list, repr=False)
+    request_metrics: list = field(default_factory=list, repr=False)   # one RequestMetrics per request
 
     @classmethod
     def from_run(cls, requests, steps, wall_time) -> "RunMetrics":
@@ -78,6 +79,7 @@ class RunMetrics:
             kv_peak_used=max((s.kv_used for s in steps), default=0),
             kv_utilization=sum(s.kv_used for s in steps) / reserved if reserved else 0.0,
             steps=list(steps),
+            request_metrics=m,
         )
 
     @property
@@ -108,6 +110,17 @@ class RunMetrics:
         grid = np.full((len(steps), width), np.nan)
         for i, s in enumerate(steps):
             grid[i, :len(s.rows)] = [r is not None for r in s.rows]
+        return grid
+
+    def schedule_grid(self):
+        """[steps, max rows] array of request numbers (in order of first
+        appearance), -1 where a row did no useful work: who ran where, when."""
+        number, width = {}, max((len(s.rows) for s in self.steps), default=0)
+        grid = np.full((len(self.steps), width), -1)
+        for i, step in enumerate(self.steps):
+            for j, rid in enumerate(step.rows):
+                if rid is not None:
+                    grid[i, j] = number.setdefault(rid, len(number))
         return grid
 
     def summary(self) -> dict:
