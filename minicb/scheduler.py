@@ -23,6 +23,11 @@ class ScheduledBatch:
     def requests(self) -> list[Request]:
         return self.prefills + self.decodes
 
+    def new_tokens(self) -> list[tuple[Request, list[int]]]:
+        """Each scheduled request with the tokens it feeds this step."""
+        return ([(r, r.prompt_token_ids) for r in self.prefills] +
+                [(r, r.output_token_ids[-1:]) for r in self.decodes])
+
     @property
     def num_tokens(self) -> int:
         return sum(len(r.prompt_token_ids) for r in self.prefills) + len(self.decodes)

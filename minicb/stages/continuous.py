@@ -102,8 +102,7 @@ class ContinuousEngine(Engine):
     def prepare(self, batch):
         """Pack every scheduled request's new tokens into one flat batch."""
         ids, positions, slot_mapping, cu_seqlens, seq_lens, seq_starts = [], [], [], [0], [], []
-        for request in batch.requests:
-            new = request.prompt_token_ids if request in batch.prefills else request.output_token_ids[-1:]
+        for request, new in batch.new_tokens():
             start = request.num_tokens - len(new)               # position of the first new token
             base = self.kv.slot_of[request.request_id] * self.config.max_model_len
             ids += new
