@@ -42,6 +42,9 @@ class EngineConfig:
     schedule_interval: int = 1
     """Stages 4-5: consider admitting waiting requests only every N steps
     (TGI, lmdeploy), to spend less host time rescheduling."""
+    enable_chunked_prefill: bool = False
+    """Stages 4-5: split prompts that do not fit the step's token budget into
+    chunks that run alongside decodes (Sarathi-Serve). Needs "mixed"."""
     waiting_served_ratio: float = 0.0
     """Stages 4-5: while requests run, admit only when waiting >= ratio x
     running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
@@ -69,6 +72,8 @@ class EngineConfig:
         if self.scheduling_policy not in SCHEDULING_POLICIES:
             raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
                              f"choose one of {SCHEDULING_POLICIES}")
+        if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
+            raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config

@@ -49,6 +49,8 @@ class Request:
     output_token_ids: list[int] = field(default_factory=list)
     finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort"
     metrics: RequestMetrics = None
+    num_computed_tokens: int = 0              # stages 4-5: tokens whose K/V are in the cache
+    num_preemptions: int = 0                  # stage 5: times its KV was dropped to make room
 
     def __post_init__(self):
         if self.metrics is None:
@@ -61,8 +63,12 @@ class Request:
 
     @property
     def num_tokens(self) -> int:
-        """Prompt plus generated: the tokens this request's KV cache holds."""
+        """Prompt plus generated so far."""
         return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return self.prompt_token_ids + self.output_token_ids
 
     def append_token(self, token: int, now: float) -> bool:
         """Record one generated token; return True if the request is now finished."""

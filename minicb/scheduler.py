@@ -1,11 +1,15 @@
 """The iteration-level scheduler of stages 4 and 5 (Orca's idea).
 
-Before every forward pass it decides which requests run: every running
-request decodes one token, and waiting requests are admitted (their whole
-prompt prefilled) while there is room. Room means a free sequence slot
-(``max_num_seqs``), token budget (``max_num_batched_tokens``) and KV memory,
-which ``kv`` (a slot manager in stage 4, a block manager in stage 5) decides.
-Pure bookkeeping: no model, no tensors, so tests drive it directly.
+Before every forward pass it decides which requests run and how many of
+their tokens each computes. A request's uncomputed tokens are its whole
+prompt when it is admitted, one token per step while it decodes, a slice of
+its prompt under chunked prefill, and everything again after a preemption:
+one rule, "compute the next n tokens whose K/V are not cached", covers all.
+
+Room is a free sequence slot (``max_num_seqs``), token budget
+(``max_num_batched_tokens``) and KV memory, which ``kv`` decides: a slot
+manager in stage 4, a block manager in stage 5. Pure bookkeeping: no model,
+no tensors, so tests drive it directly.
 """
 from collections import deque
 from dataclasses import dataclass, field
@@ -16,21 +20,29 @@ from .request import Request
 
 @dataclass
 class ScheduledBatch:
-    prefills: list[Request] = field(default_factory=list)   # admitted this step: whole prompt
-    decodes: list[Request] = field(default_factory=list)    # running: one token each
+    entries: list[tuple[Request, int]] = field(default_factory=list)   # (request, tokens to compute)
 
     @property
     def requests(self) -> list[Request]:
-        return self.prefills + self.decodes
-
-    def new_tokens(self) -> list[tuple[Request, list[int]]]:
-        """Each scheduled request with the tokens it feeds this step."""
-        return ([(r, r.prompt_token_ids) for r in self.prefills] +
-                [(r, r.output_token_ids[-1:]) for r in self.decodes])
+        return [r for r, _ in self.entries]
 
     @property
     def num_tokens(self) -> int:
-        return sum(len(r.prompt_token_ids) for r in self.prefills) + len(self.decodes)
+        return sum(n for _, n in self.entries)
+
+    def new_tokens(self) -> list[tuple[Request, list[int]]]:
+        """Each scheduled request with the tokens it feeds this step."""
+        return [(r, r.all_token_ids[r.num_computed_tokens:r.num_computed_tokens + n]) for r, n in self.entries]
+
+    @property
+    def kind(self) -> str:
+        prefills = sum(is_prefill(r, n) for r, n in self.entries)
+        return "prefill" if prefills == len(self.entries) else "decode" if prefills == 0 else "mixed"
+
+
+def is_prefill(request: Request, num_new: int) -> bool:
+    """Anything but one generated token: a prompt, part of one, or a recompute."""
+    return num_new > 1 or request.num_computed_tokens < len(request.prompt_token_ids)
 
 
 # ANCHOR: scheduler
@@ -39,19 +51,40 @@ class Scheduler:
         self.config = config
         self.kv = kv
         self.waiting: deque[Request] = deque()
-        self.running: list[Request] = []
+        self.running: list[Request] = []          # in admission order
         self.steps_since_admission = 0
 
     def schedule(self) -> ScheduledBatch:
-        decodes = list(self.running)
         budget = self.config.max_num_batched_tokens
-        if self.config.scheduling_policy == "mixed":
-            prefills = self.admit(budget - len(decodes))
-            return ScheduledBatch(prefills, decodes)
-        prefills = self.admit(budget)              # prefill_first: new prompts get the whole step
-        return ScheduledBatch(prefills, []) if prefills else ScheduledBatch([], decodes)
+        if self.config.scheduling_policy == "prefill_first":
+            admitted = self.admit(budget)          # new prompts get a step of their own
+            return ScheduledBatch(admitted or self.schedule_running(budget))
+        running = self.schedule_running(budget)
+        preempted = len(running) < len(self.running)
+        budget -= sum(n for _, n in running)
+        return ScheduledBatch(running + ([] if preempted else self.admit(budget)))
 
-    def admit(self, token_budget) -> list[Request]:
+    def schedule_running(self, budget) -> list[tuple[Request, int]]:
+        """Every running request computes its next tokens; if KV memory runs
+        out, the most recently admitted request is preempted to make room."""
+        entries = []
+        for request in list(self.running):
+            if request not in self.running:
+                continue                           # preempted earlier in this loop
+            n = self.tokens_to_compute(request, budget)
+            if n == 0:
+                continue
+            while not self.kv.can_allocate(request, request.num_computed_tokens + n):
+                self.preempt(self.running[-1])
+                if request not in self.running:
+                    break
+            else:
+                self.kv.allocate(request, request.num_computed_tokens + n)
+                entries.append((request, n))
+                budget -= n
+        return entries
+
+    def admit(self, budget) -> list[tuple[Request, int]]:
         """First come, first served: admit from the head of the queue while the
         head fits; never skip it (so no request waits forever)."""
         if not self.admission_open():
@@ -59,13 +92,26 @@ class Scheduler:
         admitted = []
         while self.waiting and len(self.running) < self.config.max_num_seqs:
             request = self.waiting[0]
-            if len(request.prompt_token_ids) > token_budget or not self.kv.can_allocate(request):
+            cached = self.kv.num_cached_tokens(request)    # stage 5: shared prefix blocks
+            request.num_computed_tokens = cached
+            n = self.tokens_to_compute(request, budget)
+            if n == 0 or not self.kv.can_allocate(request, cached + n):
+                request.num_computed_tokens = 0
                 break
-            self.kv.allocate(request)
+            self.kv.allocate(request, cached + n)
             self.running.append(self.waiting.popleft())
-            admitted.append(request)
-            token_budget -= len(request.prompt_token_ids)
+            admitted.append((request, n))
+            budget -= n
         return admitted
+
+    def tokens_to_compute(self, request, budget) -> int:
+        """All uncomputed tokens, or with chunked prefill as many as the
+        budget allows; 0 if they do not fit this step."""
+        remaining = request.num_tokens - request.num_computed_tokens
+        if self.config.enable_chunked_prefill:
+            return min(remaining, budget)
+        return remaining if remaining <= budget else 0
+# ANCHOR_END: scheduler
 
     def admission_open(self) -> bool:
         """The rescheduling knobs: admit every schedule_interval steps, and only
@@ -78,9 +124,26 @@ class Scheduler:
             self.steps_since_admission = 0
         return is_open
 
+    # ANCHOR: preempt
+    def preempt(self, request: Request):
+        """Preemption by recomputation: drop the request's KV and put it back
+        at the head of the queue. Its tokens so far are kept; when it is
+        admitted again, prompt and output are recomputed in one prefill."""
+        self.running.remove(request)
+        self.kv.free(request)
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.waiting.appendleft(request)
+    # ANCHOR_END: preempt
+
+    def computed(self, batch: ScheduledBatch):
+        """After the forward pass: the scheduled tokens are now in the cache."""
+        for request, n in batch.entries:
+            request.num_computed_tokens += n
+            self.kv.computed(request)
+
     def finish(self, request: Request):
-        """A request finished or was aborted: its slot/blocks are free at once."""
+        """A request finished or was aborted: its memory is free at once."""
         if request in self.running:
             self.running.remove(request)
             self.kv.free(request)
-# ANCHOR_END: scheduler

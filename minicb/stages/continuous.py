@@ -26,20 +26,34 @@ from .base import Engine
 
 # ANCHOR: slots
 class SlotManager:
-    """The KV memory of stage 4: ``num_slots`` slots, one per running request."""
+    """The KV memory of stage 4: ``num_slots`` slots of ``max_model_len``
+    tokens, one per running request, taken whole at admission."""
 
-    def __init__(self, num_slots: int):
+    def __init__(self, num_slots: int, max_model_len: int):
         self.free_slots = deque(range(num_slots))
         self.slot_of: dict[str, int] = {}
+        self.max_model_len = max_model_len
 
-    def can_allocate(self, request) -> bool:
-        return bool(self.free_slots)
+    def can_allocate(self, request, num_tokens) -> bool:
+        return request.request_id in self.slot_of or bool(self.free_slots)
 
-    def allocate(self, request):
-        self.slot_of[request.request_id] = self.free_slots.popleft()
+    def allocate(self, request, num_tokens):
+        if request.request_id not in self.slot_of:
+            self.slot_of[request.request_id] = self.free_slots.popleft()
 
     def free(self, request):
         self.free_slots.append(self.slot_of.pop(request.request_id))
+
+    def cache_rows(self, request, start, count) -> range:
+        """Where tokens start..start+count of the request live in the cache."""
+        base = self.slot_of[request.request_id] * self.max_model_len
+        return range(base + start, base + start + count)
+
+    def num_cached_tokens(self, request) -> int:
+        return 0                                   # no prefix sharing in stage 4
+
+    def computed(self, request):
+        pass
 # ANCHOR_END: slots
 
 
@@ -69,65 +83,75 @@ class ContinuousEngine(Engine):
 
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.kv = SlotManager(config.max_num_seqs)
+        self.kv = self.make_kv_manager()
         self.scheduler = Scheduler(config, self.kv)
         self.waiting = self.scheduler.waiting          # add_request/abort use the scheduler's queue
-        self.k_cache, self.v_cache = self.new_kv_cache(config.max_num_seqs * config.max_model_len)
+
+    def make_kv_manager(self):
+        cfg = self.config
+        self.k_cache, self.v_cache = self.new_kv_cache(cfg.max_num_seqs * cfg.max_model_len)
+        return SlotManager(cfg.max_num_seqs, cfg.max_model_len)
 
     def check_request(self, request, label):
-        if len(request.prompt_token_ids) > self.config.max_num_batched_tokens:
+        if len(request.prompt_token_ids) > self.config.max_num_batched_tokens and \
+                not self.config.enable_chunked_prefill:
             raise ValueError(f"{label}: prompt of {len(request.prompt_token_ids)} tokens exceeds "
                              f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
 
     def step(self):
         batch = self.scheduler.schedule()
-        if not batch.requests:
+        if not batch.entries:
             return []
-        started = time.perf_counter()
-        for request in batch.prefills:
-            request.metrics.first_scheduled_time = started
+        started, kind = time.perf_counter(), batch.kind       # kind: before the tokens count as computed
+        for request in batch.requests:
+            if request.metrics.first_scheduled_time is None:
+                request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
         hidden = self.model(ids, positions, attn)
-        kv_used = self.cached_tokens(batch)
-        self.sample(batch.requests, hidden[last_rows])
-        self.record_step(batch, kv_used, started)
+        self.scheduler.computed(batch)
+        # A request samples once all its tokens are computed (not after a partial prefill chunk).
+        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
+        kv_used = sum(r.num_computed_tokens for r in self.scheduler.running)
+        self.sample([batch.requests[i] for i in ready], hidden[last_rows[ready]])
+        self.record_step(batch, kind, kv_used, started)
         for request in batch.requests:
             if request.finished:
-                self.scheduler.finish(request)       # its slot is free for the next step
-        return batch.requests
+                self.scheduler.finish(request)       # its memory is free for the next step
+        return [batch.requests[i] for i in ready]
 
     def release(self, request):
         self.scheduler.finish(request)
 
     def prepare(self, batch):
         """Pack every scheduled request's new tokens into one flat batch."""
-        ids, positions, slot_mapping, cu_seqlens, seq_lens, seq_starts = [], [], [], [0], [], []
+        ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
         for request, new in batch.new_tokens():
-            start = request.num_tokens - len(new)               # position of the first new token
-            base = self.kv.slot_of[request.request_id] * self.config.max_model_len
+            start = request.num_computed_tokens               # position of the first new token
             ids += new
             positions += range(start, start + len(new))
-            slot_mapping += range(base + start, base + start + len(new))
+            slot_mapping += self.kv.cache_rows(request, start, len(new))
             cu_seqlens.append(cu_seqlens[-1] + len(new))
             seq_lens.append(start + len(new))
-            seq_starts.append(base)
         t = self.tensor
-        attn = RaggedBatch(self.k_cache, self.v_cache, self.ops, t(slot_mapping), t(cu_seqlens, torch.int32),
-                           t(seq_lens, torch.int32), t(seq_starts, torch.int32),
-                           max(b - a for a, b in zip(cu_seqlens, cu_seqlens[1:])))
+        attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
+                                       t(seq_lens, torch.int32), max(n for _, n in batch.entries))
         return t(ids), t(positions), attn, t(cu_seqlens[1:]) - 1    # last_rows: each request's last token
+
+    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
+        seq_starts = [self.kv.slot_of[r.request_id] * self.config.max_model_len for r in batch.requests]
+        return RaggedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
+                           self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 
-    def cached_tokens(self, batch) -> int:
-        """Tokens whose K/V are in the cache now. A running request that sat
-        out this step (prefill_first) has not yet fed its newest token."""
-        scheduled = set(batch.requests)
-        return sum(r.num_tokens - (r not in scheduled) for r in self.scheduler.running)
-
-    def record_step(self, batch, kv_used, started):
-        rows = [None] * self.config.max_num_seqs                   # one row per slot
+    def record_step(self, batch, kind, kv_used, started):
+        rows = [None] * self.config.max_num_seqs                   # one row per running request
         for request in batch.requests:
-            rows[self.kv.slot_of[request.request_id]] = request.request_id
-        kind = "mixed" if batch.prefills and batch.decodes else "prefill" if batch.prefills else "decode"
-        reserved = len(self.scheduler.running) * self.config.max_model_len   # whole slots, used or not
+            rows[self.row_of(request, batch)] = request.request_id
+        reserved = self.kv_reserved()
         self.record(kind, rows, batch.num_tokens, reserved, kv_used, started)
+
+    def row_of(self, request, batch) -> int:
+        return self.kv.slot_of[request.request_id]                 # stage 4: its slot
+
+    def kv_reserved(self) -> int:
+        return len(self.scheduler.running) * self.config.max_model_len   # whole slots, used or not
