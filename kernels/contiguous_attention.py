@@ -15,11 +15,12 @@ from .online_softmax import attend_block, finish_rows, launch_options
 @triton.jit
 def causal_attention_tile(
     Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [T, KVH, d]
+    BLOCK_TABLE, block_size,          # stage 5 only (PAGED): where each block of keys lives
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
     num_queries, context_len, first_key, scale,
     GROUP: tl.constexpr,              # query heads per KV head (GQA)
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr, PAGED: tl.constexpr,
 ):
     """BLOCK_M queries (tile program_id(0)) of head program_id(1), attending
     causally over the keys in columns [first_key, context_len)."""
@@ -39,7 +40,11 @@ def causal_attention_tile(
     last_key = tl.minimum(context_len, context_len - num_queries + (tl.program_id(0) + 1) * BLOCK_M)
     for start in range((first_key // BLOCK_N) * BLOCK_N, last_key, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
-        kv_off = offs_n[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
+        rows = offs_n                 # key j is cache row j ...
+        if PAGED:                     # ... unless the cache is paged: row = its block's start + offset
+            block = tl.load(BLOCK_TABLE + offs_n // block_size, mask=offs_n < context_len, other=0)
+            rows = block * block_size + offs_n % block_size
+        kv_off = rows[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
         kv_ok = (offs_n[:, None] < context_len) & d_ok
         k = tl.load(K + kv_off, mask=kv_ok, other=0.0)
         v = tl.load(V + kv_off, mask=kv_ok, other=0.0)
@@ -62,9 +67,10 @@ def _contiguous_attention_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
     # One sequence whose keys all count: the tile starts at key 0.
-    causal_attention_tile(Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    causal_attention_tile(Q, K, V, O, Q, 0,           # no block table: the cache is contiguous
+                          stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                           num_queries, context_len, 0, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False)
 # ANCHOR_END: kernel
 
 

@@ -29,9 +29,9 @@ def _ragged_attention_kernel(
         return                      # the grid is sized for the longest sequence; this one is shorter
     kv_start = tl.load(SEQ_STARTS + seq)
     causal_attention_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt,
-                          O + q_start * stride_ot, stride_qt, stride_qh, stride_kt, stride_kh,
+                          O + q_start * stride_ot, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh,
                           stride_ot, stride_oh, num_queries, tl.load(SEQ_LENS + seq), 0, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False)
 # ANCHOR_END: kernel
 
 

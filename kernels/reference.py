@@ -83,3 +83,19 @@ def store_kv_cache(k, v, k_cache, v_cache, slot_mapping):
     k_cache[slot_mapping[keep]] = k[keep]
     v_cache[slot_mapping[keep]] = v[keep]
 # ANCHOR_END: store_kv_reference
+
+
+# ANCHOR: paged_reference
+def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size,
+                    max_query_len=None):
+    """Stage 5. Gather each sequence's blocks into a contiguous tensor, then
+    attend as stage 4 does. k/v_cache [num_blocks * block_size, KVH, d]."""
+    out = torch.empty_like(q)
+    for s in range(len(seq_lens)):
+        q_lo, q_hi, context_len = int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1]), int(seq_lens[s])
+        positions = torch.arange(context_len, device=q.device)
+        rows = block_tables[s, positions // block_size].long() * block_size + positions % block_size
+        visible = causal_visibility(q_hi - q_lo, context_len, q.device)
+        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[rows], v_cache[rows], visible)
+    return out
+# ANCHOR_END: paged_reference

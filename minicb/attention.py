@@ -14,7 +14,8 @@ from types import SimpleNamespace
 
 import torch
 
-KERNEL_NAMES = ("contiguous_attention", "padded_attention", "ragged_attention", "store_kv_cache")
+KERNEL_NAMES = ("contiguous_attention", "padded_attention", "ragged_attention", "paged_attention",
+                "store_kv_cache")
 
 
 def use_interpreter_without_gpu():
@@ -27,10 +28,11 @@ def attention_ops(backend: str) -> SimpleNamespace:
         from .kernels import reference as module
     elif backend == "triton":
         _check_triton_can_run()
-        from .kernels import contiguous_attention, kv_write, padded_attention, ragged_attention
+        from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
         module = SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
                                  padded_attention=padded_attention.padded_attention,
                                  ragged_attention=ragged_attention.ragged_attention,
+                                 paged_attention=paged_attention.paged_attention,
                                  store_kv_cache=kv_write.store_kv_cache)
     else:
         raise ValueError(f"unknown attention backend {backend!r}")

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 import torch
 
-ENGINE_NAMES = ("single", "static", "dynamic", "continuous")
+ENGINE_NAMES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("torch", "triton")
 
@@ -12,7 +12,7 @@ ATTENTION_BACKENDS = ("torch", "triton")
 @dataclass
 class EngineConfig:
     engine: str = "static"
-    """Which stage serves requests: "single", "static", "dynamic" or "continuous"."""
+    """Which stage serves requests: "single", "static", "dynamic", "continuous" or "paged"."""
     dtype: str = "float32"
     """Weights and activations: "float32", "float16" or "bfloat16"."""
     device: str | None = None
@@ -45,6 +45,18 @@ class EngineConfig:
     enable_chunked_prefill: bool = False
     """Stages 4-5: split prompts that do not fit the step's token budget into
     chunks that run alongside decodes (Sarathi-Serve). Needs "mixed"."""
+    block_size: int = 16
+    """Stage 5: tokens per KV block."""
+    num_blocks: int | None = None
+    """Stage 5: KV blocks in the cache. Default: from kv_cache_memory_bytes; else,
+    on CUDA, kv_cache_memory_fraction of the free GPU memory; else (CPU) as many
+    tokens as stage 4's slots hold (max_num_seqs x max_model_len)."""
+    kv_cache_memory_bytes: int | None = None
+    """Stage 5: a KV memory budget in bytes, turned into num_blocks."""
+    kv_cache_memory_fraction: float = 0.5
+    """Stage 5 on CUDA: share of the free GPU memory the KV cache may take."""
+    enable_prefix_caching: bool = False
+    """Stage 5: share the KV blocks of identical prompt prefixes between requests."""
     waiting_served_ratio: float = 0.0
     """Stages 4-5: while requests run, admit only when waiting >= ratio x
     running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
@@ -63,7 +75,7 @@ class EngineConfig:
                              f"choose one of {ATTENTION_BACKENDS}")
         if not isinstance(self.max_batch_size, int) or self.max_batch_size < 1:
             raise ValueError(f"max_batch_size must be an integer >= 1, got {self.max_batch_size!r}")
-        for name in ("max_num_seqs", "schedule_interval"):
+        for name in ("max_num_seqs", "schedule_interval", "block_size"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
         for name in ("max_wait_ms", "waiting_served_ratio"):
@@ -72,6 +84,10 @@ class EngineConfig:
         if self.scheduling_policy not in SCHEDULING_POLICIES:
             raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
                              f"choose one of {SCHEDULING_POLICIES}")
+        if self.num_blocks is not None and (not isinstance(self.num_blocks, int) or self.num_blocks < 1):
+            raise ValueError(f"num_blocks must be an integer >= 1, got {self.num_blocks!r}")
+        if not 0 < self.kv_cache_memory_fraction <= 1:
+            raise ValueError(f"kv_cache_memory_fraction must be in (0, 1], got {self.kv_cache_memory_fraction!r}")
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
             raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
         if self.max_model_len is not None and self.max_model_len < 2:

@@ -15,11 +15,12 @@ from .request import Request, RequestOutput, StepOutput
 from .sampling import SamplingParams, make_generator
 from .stages.continuous import ContinuousEngine
 from .stages.dynamic import DynamicEngine
+from .stages.paged import PagedEngine
 from .stages.single import SingleEngine
 from .stages.static import StaticEngine
 
 ENGINES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngine,
-           "continuous": ContinuousEngine}
+           "continuous": ContinuousEngine, "paged": PagedEngine}
 
 
 # ANCHOR: llm_engine

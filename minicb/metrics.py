@@ -57,6 +57,7 @@ class RunMetrics:
     kv_peak_reserved: int          # most KV token slots allocated at once
     kv_peak_used: int              # most KV token slots holding real tokens at once
     kv_utilization: float          # slots holding real tokens / slots reserved, over all steps
+    num_preemptions: int           # stage 5: times a request's KV was dropped and recomputed
     steps: list = field(default_factory=list, repr=False)
     request_metrics: list = field(default_factory=list, repr=False)   # one RequestMetrics per request
 
@@ -78,6 +79,7 @@ class RunMetrics:
             kv_peak_reserved=max((s.kv_reserved for s in steps), default=0),
             kv_peak_used=max((s.kv_used for s in steps), default=0),
             kv_utilization=sum(s.kv_used for s in steps) / reserved if reserved else 0.0,
+            num_preemptions=sum(r.num_preemptions for r in requests),
             steps=list(steps),
             request_metrics=m,
         )
@@ -131,7 +133,7 @@ class RunMetrics:
                     tpot_p50_s=self.tpot["p50"], latency_p50_s=self.latency["p50"],
                     latency_p99_s=self.latency["p99"], steps=self.num_steps,
                     occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved, kv_peak_used=self.kv_peak_used,
-                    kv_utilization=self.kv_utilization)
+                    kv_utilization=self.kv_utilization, preemptions=self.num_preemptions)
 
 
 # (header, format, value) for the tables the demo and the benchmark print.

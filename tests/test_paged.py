@@ -1,0 +1,181 @@
+"""Stage 5: the paged kernel, the block manager, and the paged engine's output
+under preemption, chunked prefill and prefix caching."""
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minicb import LLM, LLMEngine, SamplingParams
+from minicb.kernels import reference
+from minicb.kernels.paged_attention import paged_attention
+
+from .conftest import ARCHS, DEVICE, MAX_TOKENS, PROMPTS
+from .test_kernels import DTYPES, HEADS, TOLERANCE, rand
+from .test_scheduler import EOS, FakeModel, request
+
+GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
+
+# (new tokens, context) per sequence: a prefill, decodes, chunks of a prefill
+# (new tokens < context, more than one), lengths on and off block boundaries.
+PAGED_SEQS = [(33, 33), (1, 40), (7, 7), (1, 32), (8, 48), (16, 17), (1, 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("block_size", [1, 16, 32])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):
+    torch.manual_seed(4)
+    num_heads, num_kv_heads = heads
+    query_lens, context_lens = zip(*PAGED_SEQS)
+    widest = max(-(-c // block_size) for c in context_lens)
+    num_blocks = len(PAGED_SEQS) * widest + 3
+    shuffled = torch.randperm(num_blocks, device=DEVICE)[:len(PAGED_SEQS) * widest]
+    block_tables = shuffled.view(len(PAGED_SEQS), widest).to(torch.int32)      # scattered physical blocks
+    cu_seqlens_q = torch.tensor([0, *torch.tensor(query_lens).cumsum(0).tolist()], device=DEVICE,
+                                dtype=torch.int32)
+    seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
+    q = rand(sum(query_lens), num_heads, head_dim, dtype=dtype)
+    k_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
+    v_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
+    out = paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    expected = reference.paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+def test_paged_attention_rejects_partial_blocks():
+    q = rand(2, 4, 64, dtype=torch.float32)
+    cache = rand(30, 2, 64, dtype=torch.float32)
+    cu = torch.tensor([0, 2], dtype=torch.int32, device=DEVICE)
+    with pytest.raises(ValueError, match="cache of 30 rows is not whole blocks of 16"):
+        paged_attention(q, cache, cache.clone(), cu, cu[1:], torch.zeros(1, 2, dtype=torch.int32), 16)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_paged_matches_transformers(checkpoints, hf_greedy, arch, backend):
+    llm = LLM(checkpoints[arch], engine="paged", attention_backend=backend, max_num_seqs=3, block_size=4)
+    assert [o.output_token_ids for o in llm.generate(PROMPTS, GREEDY)] == hf_greedy[arch]
+
+
+def paged_run(path, prompts, params, **options):
+    llm = LLM(path, engine="paged", **options)
+    outputs = llm.generate(prompts, params)
+    kv = llm.engine.kv
+    assert len(kv.free_blocks) == kv.num_blocks and not kv.block_tables         # nothing leaked
+    return [o.output_token_ids for o in outputs], llm
+
+
+def test_preemption_recomputes_to_the_same_output(llama):
+    # Four requests of 8 + 20 tokens need 7 blocks of 4 each at the end: 28 blocks,
+    # but the cache has 16. All four start (2 blocks each) and grow together.
+    prompts = [list(range(3 + i, 11 + i)) for i in range(4)]
+    params = [SamplingParams(max_tokens=20, ignore_eos=True)] * 4
+    expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
+    outputs, llm = paged_run(llama, prompts, params, block_size=4, num_blocks=16, max_num_seqs=4)
+    assert outputs == expected
+    assert llm.last_run.num_preemptions > 0
+
+
+def test_chunked_prefill_runs_prompts_in_chunks_beside_decodes(llama, hf_greedy):
+    outputs, llm = paged_run(llama, PROMPTS, GREEDY, enable_chunked_prefill=True, max_num_batched_tokens=8,
+                             max_num_seqs=5)
+    assert outputs == hf_greedy["llama"]
+    steps = llm.last_run.steps
+    assert max(s.num_tokens for s in steps) <= 8
+    assert any(s.kind == "mixed" for s in steps)                   # chunks rode along with decodes
+
+
+def test_prefix_caching_shares_blocks_and_keeps_the_output(llama):
+    shared = list(range(3, 40))                                     # 37 tokens: 9 full blocks of 4
+    prompts = [shared + [50, 51], shared + [60], shared[:20], shared + [50, 51]]   # the last: fully cached
+    params = [SamplingParams(max_tokens=4, ignore_eos=True)] * len(prompts)
+    expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
+    outputs, llm = paged_run(llama, prompts, params, block_size=4, enable_prefix_caching=True, max_num_seqs=1)
+    assert outputs == expected
+    assert llm.engine.kv.prefix_hits >= 9 + 4 + 9                   # blocks reused by requests 2, 3 and 4
+
+
+def test_paged_agrees_with_continuous(llama):
+    from minicb.workload import synthetic_workload
+
+    workload = synthetic_workload(12, prompt_len=(1, 40), output_len=(1, 20), seed=5)
+    continuous = LLM(llama, engine="continuous", max_num_seqs=4).generate(workload.prompts, workload.params)
+    paged, _ = paged_run(llama, workload.prompts, workload.params, max_num_seqs=6, block_size=8, num_blocks=20,
+                         enable_chunked_prefill=True, max_num_batched_tokens=32)
+    assert paged == [o.output_token_ids for o in continuous]
+
+
+def test_a_request_that_could_never_fit_is_refused(llama):
+    engine = LLMEngine(llama, engine="paged", block_size=4, num_blocks=10)
+    running = engine.add_request([5, 6, 7], SamplingParams(max_tokens=6, ignore_eos=True))
+    engine.step()
+    with pytest.raises(ValueError, match="prompt of 38 tokens \\+ max_tokens 3 needs 11 blocks of 4 tokens, "
+                                         "but the KV cache has only 10"):
+        engine.add_request([3] * 38, SamplingParams(max_tokens=3))
+    while engine.has_unfinished_requests():
+        engine.step()
+    assert len(engine.requests[running].output_token_ids) == 6
+    assert len(engine.engine.kv.free_blocks) == 10
+
+
+# --- block manager properties, through the real engine with the fake model ---
+
+def fake_paged_engine(**options):
+    from minicb.config import EngineConfig
+    from minicb.stages.paged import PagedEngine
+
+    config = EngineConfig(engine="paged", device="cpu", attention_backend="torch", max_model_len=64, **options)
+    config.settle_max_model_len(64)
+    return PagedEngine(FakeModel(), config)
+
+
+def check_blocks(kv):
+    owners = {}
+    for table in kv.block_tables.values():
+        for block in table:
+            owners[block] = owners.get(block, 0) + 1
+    for block in range(kv.num_blocks):
+        assert kv.ref_counts[block] == owners.get(block, 0)           # refcount == number of owners
+        if owners.get(block, 0) > 1:
+            assert block in kv.hash_of                                  # shared only through the cache
+        assert (block in kv.free_blocks) == (kv.ref_counts[block] == 0)
+    assert len(kv.free_blocks) + len(owners) == kv.num_blocks          # free + used == num_blocks
+
+
+@settings(max_examples=120, deadline=None)
+@given(workload=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 16), st.integers(1, 10),
+                                   st.integers(0, 20), st.one_of(st.none(), st.integers(0, 30))),
+                         min_size=1, max_size=10),
+       block_size=st.sampled_from([1, 2, 4]), spare_blocks=st.integers(0, 12),
+       chunked=st.booleans(), prefix=st.booleans(), max_num_seqs=st.integers(1, 5))
+def test_block_manager_invariants_on_random_workloads(workload, block_size, spare_blocks, chunked, prefix,
+                                                      max_num_seqs):
+    """Prompts start with one of four shared prefixes so prefix caching has something to share."""
+    needed = max(-(-(8 + p + n) // block_size) for _, p, n, _, _ in workload)
+    engine = fake_paged_engine(block_size=block_size, num_blocks=needed + spare_blocks, max_num_seqs=max_num_seqs,
+                               enable_chunked_prefill=chunked, max_num_batched_tokens=12 if chunked else 24,
+                               enable_prefix_caching=prefix)
+    requests = []
+    for family, p, n, _, _ in workload:
+        r = request(1, n)
+        r.prompt_token_ids = [2 + family] * 8 + [5] * p
+        requests.append(r)
+    last_arrival = max(a for *_, a, _ in workload)
+    step, finished = 0, {r.request_id: 0 for r in requests}
+    while step <= last_arrival or engine.has_unfinished_requests():
+        for r, (*_, arrival, abort_at) in zip(requests, workload):
+            if arrival == step:
+                engine.add_request(r)
+            if abort_at == step and arrival <= step:
+                engine.abort(r.request_id)
+        for r in engine.step():
+            finished[r.request_id] += r.finished
+        check_blocks(engine.kv)
+        step += 1
+        assert step < 2000, "no progress"
+    assert len(engine.kv.free_blocks) == engine.kv.num_blocks and not engine.kv.block_tables
+    for r in requests:
+        if r.finish_reason != "abort":
+            assert finished[r.request_id] == 1
+            assert len(r.output_token_ids) == r.params.max_tokens or r.output_token_ids[-1] == EOS
