@@ -16,17 +16,18 @@ from .online_softmax import attend_block, finish_rows, launch_options
 def causal_attention_tile(
     Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [T, KVH, d]
     BLOCK_TABLE, block_size,          # stage 5 only (PAGED): where each block of keys lives
+    LSE, stride_lse,                  # stage 5 split-KV only (STORE_LSE): each row's log-sum-exp
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-    num_queries, context_len, first_key, scale,
+    m_block, num_queries, context_len, first_key, key_end, scale,
     GROUP: tl.constexpr,              # query heads per KV head (GQA)
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr, PAGED: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr, PAGED: tl.constexpr, STORE_LSE: tl.constexpr,
 ):
-    """BLOCK_M queries (tile program_id(0)) of head program_id(1), attending
-    causally over the keys in columns [first_key, context_len)."""
+    """Queries m_block * BLOCK_M ... of head program_id(1), attending causally
+    over the keys in columns [first_key, key_end) of a context_len-token cache."""
     head = tl.program_id(1)
     kv_head = head // GROUP
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_m = m_block * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     d_ok = offs_d[None, :] < HEAD_DIM
     q_pos = context_len - num_queries + offs_m        # each query's column in the cache
@@ -37,7 +38,7 @@ def causal_attention_tile(
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # Causality: no query of this tile looks past the tile's last query.
-    last_key = tl.minimum(context_len, context_len - num_queries + (tl.program_id(0) + 1) * BLOCK_M)
+    last_key = tl.minimum(key_end, context_len - num_queries + (m_block + 1) * BLOCK_M)
     for start in range((first_key // BLOCK_N) * BLOCK_N, last_key, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
         rows = offs_n                 # key j is cache row j ...
@@ -45,16 +46,19 @@ def causal_attention_tile(
             block = tl.load(BLOCK_TABLE + offs_n // block_size, mask=offs_n < context_len, other=0)
             rows = block * block_size + offs_n % block_size
         kv_off = rows[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
-        kv_ok = (offs_n[:, None] < context_len) & d_ok
+        kv_ok = (offs_n[:, None] < key_end) & d_ok
         k = tl.load(K + kv_off, mask=kv_ok, other=0.0)
         v = tl.load(V + kv_off, mask=kv_ok, other=0.0)
-        in_range = (offs_n[None, :] >= first_key) & (offs_n[None, :] < context_len)
+        in_range = (offs_n[None, :] >= first_key) & (offs_n[None, :] < key_end)
         visible = in_range & (offs_n[None, :] <= q_pos[:, None])
         m_i, l_i, acc = attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
 
     out = finish_rows(acc, l_i)
     tl.store(O + offs_m[:, None] * stride_ot + head * stride_oh + offs_d[None, :],
              out.to(O.dtype.element_ty), mask=(offs_m[:, None] < num_queries) & d_ok)
+    if STORE_LSE:                     # log of the softmax denominator; -inf (via m_i) where no key was seen
+        lse = m_i + tl.log(tl.maximum(l_i, 1e-30))
+        tl.store(LSE + offs_m * stride_lse + head, lse, mask=offs_m < num_queries)
 # ANCHOR_END: tile
 
 
@@ -67,10 +71,10 @@ def _contiguous_attention_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
     # One sequence whose keys all count: the tile starts at key 0.
-    causal_attention_tile(Q, K, V, O, Q, 0,           # no block table: the cache is contiguous
+    causal_attention_tile(Q, K, V, O, Q, 0, Q, 0,     # no block table, no split: unused pointers
                           stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-                          num_queries, context_len, 0, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False)
+                          tl.program_id(0), num_queries, context_len, 0, context_len, scale,
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
 # ANCHOR_END: kernel
 
 

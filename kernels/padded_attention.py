@@ -27,9 +27,9 @@ def _padded_attention_kernel(
     row = tl.program_id(2)                   # the new axis: which sequence of the batch
     pad = tl.load(PAD_LENS + row)            # the new bound: its keys start after its padding
     causal_attention_tile(Q + row * stride_qb, K + row * stride_kb, V + row * stride_kb, O + row * stride_ob,
-                          Q, 0, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-                          num_queries, context_len, pad, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False)
+                          Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+                          tl.program_id(0), num_queries, context_len, pad, context_len, scale,
+                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
 # ANCHOR_END: kernel
 
 

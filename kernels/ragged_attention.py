@@ -28,10 +28,11 @@ def _ragged_attention_kernel(
     if tl.program_id(0) * BLOCK_M >= num_queries:
         return                      # the grid is sized for the longest sequence; this one is shorter
     kv_start = tl.load(SEQ_STARTS + seq)
+    context_len = tl.load(SEQ_LENS + seq)
     causal_attention_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt,
-                          O + q_start * stride_ot, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh,
-                          stride_ot, stride_oh, num_queries, tl.load(SEQ_LENS + seq), 0, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False)
+                          O + q_start * stride_ot, Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh,
+                          stride_ot, stride_oh, tl.program_id(0), num_queries, context_len, 0, context_len,
+                          scale, GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
 # ANCHOR_END: kernel
 
 

@@ -43,6 +43,38 @@ def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):
     torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
 
 
+@pytest.mark.parametrize("block_size", [1, 16])
+@pytest.mark.parametrize("num_splits", [2, 5])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_split_kv_matches_reference(block_size, num_splits, heads):
+    """Flash decoding: one query per sequence, contexts split into key ranges
+    (some ranges empty for the short contexts), merged by log-sum-exp."""
+    torch.manual_seed(5)
+    num_heads, num_kv_heads = heads
+    context_lens = [300, 17, 1, 129]
+    widest = max(-(-c // block_size) for c in context_lens)
+    num_blocks = len(context_lens) * widest + 2
+    block_tables = torch.randperm(num_blocks, device=DEVICE)[:len(context_lens) * widest]
+    block_tables = block_tables.view(len(context_lens), widest).to(torch.int32)
+    cu_seqlens_q = torch.arange(len(context_lens) + 1, device=DEVICE, dtype=torch.int32)
+    seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
+    q = rand(len(context_lens), num_heads, 64, dtype=torch.float32)
+    k_cache = rand(num_blocks * block_size, num_kv_heads, 64, dtype=torch.float32)
+    v_cache = rand(num_blocks * block_size, num_kv_heads, 64, dtype=torch.float32)
+    args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    out = paged_attention(*args, num_splits=num_splits)
+    torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
+
+
+def test_split_kv_refuses_prefill_steps():
+    q = rand(40, 4, 64, dtype=torch.float32)
+    cache = rand(64, 2, 64, dtype=torch.float32)
+    cu = torch.tensor([0, 40], dtype=torch.int32, device=DEVICE)
+    tables = torch.arange(4, dtype=torch.int32, device=DEVICE)[None]
+    with pytest.raises(ValueError, match="split-KV serves decode-like steps"):
+        paged_attention(q, cache, cache.clone(), cu, cu[1:], tables, 16, num_splits=2)
+
+
 def test_paged_attention_rejects_partial_blocks():
     q = rand(2, 4, 64, dtype=torch.float32)
     cache = rand(30, 2, 64, dtype=torch.float32)
