@@ -66,11 +66,11 @@ def test_split_kv_matches_reference(block_size, num_splits, heads):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
 
 
-def test_split_kv_refuses_prefill_steps():
-    q = rand(40, 4, 64, dtype=torch.float32)
-    cache = rand(64, 2, 64, dtype=torch.float32)
-    cu = torch.tensor([0, 40], dtype=torch.int32, device=DEVICE)
-    tables = torch.arange(4, dtype=torch.int32, device=DEVICE)[None]
+def test_split_kv_refuses_more_queries_than_one_tile():
+    q = rand(70, 4, 64, dtype=torch.float32)                      # a prefill longer than BLOCK_M (64)
+    cache = rand(128, 2, 64, dtype=torch.float32)
+    cu = torch.tensor([0, 70], dtype=torch.int32, device=DEVICE)
+    tables = torch.arange(8, dtype=torch.int32, device=DEVICE)[None]
     with pytest.raises(ValueError, match="split-KV serves decode-like steps"):
         paged_attention(q, cache, cache.clone(), cu, cu[1:], tables, 16, num_splits=2)
 
