@@ -26,6 +26,7 @@ class StepRecord:
     kv_reserved: int
     kv_used: int
     duration: float = 0.0
+    kv_held: list = field(default_factory=list)   # (request id, tokens cached, token slots held)
 
     @property
     def useful_rows(self) -> int:
@@ -124,6 +125,33 @@ class RunMetrics:
                 if rid is not None:
                     grid[i, j] = number.setdefault(rid, len(number))
         return grid
+
+    # ANCHOR: kv_breakdown
+    def kv_breakdown(self) -> dict:
+        """Every KV token slot held during the run, summed over steps, split by
+        what it did: held a token ("used"), waited for a token its request
+        produced later ("reserved"), or never held one because the request
+        ended first ("never_used": padding, over-reservation, last-block tails).
+        Shares of all slots held; a request's final length is the most tokens
+        it ever had cached."""
+        final = {}
+        for step in self.steps:
+            for rid, used, _ in step.kv_held:
+                final[rid] = max(final.get(rid, 0), used)
+        totals = dict(used=0, reserved=0, never_used=0)
+        for step in self.steps:
+            for rid, used, held in step.kv_held:
+                reach = min(final[rid], held)
+                totals["used"] += used
+                totals["reserved"] += reach - used
+                totals["never_used"] += held - reach
+        slots = sum(totals.values())
+        return {k: v / slots for k, v in totals.items()} if slots else totals
+    # ANCHOR_END: kv_breakdown
+
+    def max_running(self) -> int:
+        """The most requests that held KV memory in one step."""
+        return max((len(s.kv_held) for s in self.steps), default=0)
 
     def summary(self) -> dict:
         return dict(requests=self.num_requests, output_tokens=self.output_tokens,

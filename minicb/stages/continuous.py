@@ -111,9 +111,9 @@ class ContinuousEngine(Engine):
         self.scheduler.computed(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
         ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
-        kv_used = sum(r.num_computed_tokens for r in self.scheduler.running)
+        held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
         self.sample([batch.requests[i] for i in ready], hidden[last_rows[ready]])
-        self.record_step(batch, kind, kv_used, started)
+        self.record_step(batch, kind, held, started)
         for request in batch.requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
@@ -143,15 +143,17 @@ class ContinuousEngine(Engine):
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 
-    def record_step(self, batch, kind, kv_used, started):
+    def record_step(self, batch, kind, held, started):
         rows = [None] * self.config.max_num_seqs                   # one row per running request
         for request in batch.requests:
             rows[self.row_of(request, batch)] = request.request_id
-        reserved = self.kv_reserved()
-        self.record(kind, rows, batch.num_tokens, reserved, kv_used, started)
+        self.record(kind, rows, batch.num_tokens, held, started, kv_reserved=self.kv_reserved())
 
     def row_of(self, request, batch) -> int:
         return self.kv.slot_of[request.request_id]                 # stage 4: its slot
 
+    def kv_held(self, request) -> int:
+        return self.config.max_model_len                           # a whole slot, used or not
+
     def kv_reserved(self) -> int:
-        return len(self.scheduler.running) * self.config.max_model_len   # whole slots, used or not
+        return len(self.scheduler.running) * self.config.max_model_len

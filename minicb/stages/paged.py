@@ -85,5 +85,8 @@ class PagedEngine(ContinuousEngine):
     def row_of(self, request, batch) -> int:
         return batch.requests.index(request)          # no slots: rows are the step's requests
 
+    def kv_held(self, request) -> int:
+        return len(self.kv.block_tables[request.request_id]) * self.config.block_size
+
     def kv_reserved(self) -> int:
-        return self.kv.num_used_blocks * self.config.block_size
+        return self.kv.num_used_blocks * self.config.block_size     # shared blocks count once

@@ -57,7 +57,7 @@ class SingleEngine(RunToCompletionEngine):
             cache.advance(len(new_tokens))
             self.sample([request], hidden[-1:])          # only the last position predicts
             self.record(kind, [request.request_id], len(new_tokens),
-                        kv_reserved=capacity, kv_used=cache.context_len, started=started)
+                        [(request.request_id, cache.context_len, capacity)], started)
             yield [request]
             new_tokens, kind = request.output_token_ids[-1:], "decode"
 # ANCHOR_END: engine

@@ -72,29 +72,28 @@ class StaticEngine(RunToCompletionEngine):
         pad_lens = [longest - len(r.prompt_token_ids) for r in batch]
         capacity = longest + max(r.params.max_tokens for r in batch)   # reserved up front
         cache = PaddedBatchKVCache(self, pad_lens, capacity)
-        kv_reserved = len(batch) * capacity
 
         # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
         ids = [[0] * pad + r.prompt_token_ids for pad, r in zip(pad_lens, batch)]
         positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
-        yield self.forward_and_sample(batch, cache, ids, positions, "prefill", kv_reserved, started)
+        yield self.forward_and_sample(batch, cache, ids, positions, "prefill", capacity, started)
 
         # Decode until the longest request is done; finished rows ride along.
         while not all(r.finished for r in batch):
             started = time.perf_counter()
             ids = [[r.output_token_ids[-1]] for r in batch]
             positions = [[cache.context_len - pad] for pad in pad_lens]
-            yield self.forward_and_sample(batch, cache, ids, positions, "decode", kv_reserved, started)
+            yield self.forward_and_sample(batch, cache, ids, positions, "decode", capacity, started)
 
-    def forward_and_sample(self, batch, cache, ids, positions, kind, kv_reserved, started):
+    def forward_and_sample(self, batch, cache, ids, positions, kind, capacity, started):
         """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
         rows = [None if r.finished else r.request_id for r in batch]
         live = [i for i, row in enumerate(rows) if row is not None]
         hidden = self.model(self.tensor(ids).flatten(), self.tensor(positions).flatten(), cache)
         cache.advance(len(ids[0]))
-        kv_used = sum(r.num_tokens for r in batch)        # real tokens now cached
+        held = [(r.request_id, r.num_tokens, capacity) for r in batch]    # real tokens now cached
         last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
         self.sample([batch[i] for i in live], last[live])
-        self.record(kind, rows, len(batch) * len(ids[0]), kv_reserved, kv_used, started)
+        self.record(kind, rows, len(batch) * len(ids[0]), held, started)
         return [batch[i] for i in live]
 # ANCHOR_END: engine
