@@ -211,3 +211,22 @@ def test_block_manager_invariants_on_random_workloads(workload, block_size, spar
         if r.finish_reason != "abort":
             assert finished[r.request_id] == 1
             assert len(r.output_token_ids) == r.params.max_tokens or r.output_token_ids[-1] == EOS
+
+
+def test_kv_breakdown_across_stages(llama):
+    from minicb.workload import synthetic_workload
+
+    workload = synthetic_workload(10, prompt_len=(5, 30), output_len=(1, 30), seed=6)
+    breakdowns, running = {}, {}
+    for name, options in [("static", dict(max_batch_size=5)), ("continuous", dict(max_num_seqs=5, max_model_len=64)),
+                          ("paged", dict(max_num_seqs=10, max_model_len=64, block_size=8, num_blocks=40)),
+                          ("paged-1", dict(max_num_seqs=10, max_model_len=64, block_size=1, num_blocks=320))]:
+        llm = LLM(llama, engine=name.split("-")[0], **options)
+        llm.generate(workload.prompts, workload.params)
+        breakdowns[name], running[name] = llm.last_run.kv_breakdown(), llm.last_run.max_running()
+    for b in breakdowns.values():
+        assert sum(b.values()) == pytest.approx(1.0)
+    assert breakdowns["paged-1"]["never_used"] == 0                    # one-token blocks: no tails
+    assert breakdowns["paged"]["never_used"] < breakdowns["static"]["never_used"]
+    assert breakdowns["paged"]["never_used"] < breakdowns["continuous"]["never_used"]
+    assert running["continuous"] == 5 and running["paged"] > 5           # same 320 slots, more requests
