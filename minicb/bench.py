@@ -32,7 +32,10 @@ def main(args):
                                scale=args.scale, seed=args.seed)
     options = dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
                    max_batch_size=args.max_batch_size, max_num_seqs=args.max_num_seqs,
-                   max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy)
+                   max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
+                   block_size=args.block_size, num_blocks=args.num_blocks,
+                   enable_chunked_prefill=args.enable_chunked_prefill,
+                   enable_prefix_caching=args.enable_prefix_caching)
     runs = run_bench(model, args.engine.split(","), workload, **options)
     print(f"\nworkload: {workload.description}")
     print(format_table(runs, BENCH_COLUMNS))

@@ -29,7 +29,7 @@ def main(argv=None):
 
     bench = commands.add_parser("bench", help="replay one workload against several engines")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
-    bench.add_argument("--engine", default="static,dynamic,continuous",
+    bench.add_argument("--engine", default="static,dynamic,continuous,paged",
                        help=f"comma-separated, from {ENGINE_NAMES}")
     bench.add_argument("--workload", default="anyscale", choices=list(PRESETS))
     bench.add_argument("--num-requests", type=int, default=32)
@@ -59,6 +59,10 @@ def add_engine_options(parser):
     parser.add_argument("--max-num-seqs", type=int, default=8)
     parser.add_argument("--max-wait-ms", type=float, default=50.0)
     parser.add_argument("--scheduling-policy", default="mixed", choices=SCHEDULING_POLICIES)
+    parser.add_argument("--block-size", type=int, default=16)
+    parser.add_argument("--num-blocks", type=int, default=None)
+    parser.add_argument("--enable-chunked-prefill", action="store_true")
+    parser.add_argument("--enable-prefix-caching", action="store_true")
 
 
 def generate(args):
@@ -68,7 +72,9 @@ def generate(args):
     llm = LLM(args.model, engine=args.engine, dtype=args.dtype, device=args.device,
               attention_backend=args.attention_backend, max_batch_size=args.max_batch_size,
               bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
-              max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy)
+              max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
+              block_size=args.block_size, num_blocks=args.num_blocks,
+              enable_chunked_prefill=args.enable_chunked_prefill, enable_prefix_caching=args.enable_prefix_caching)
     params = SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
                             top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
     outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)
