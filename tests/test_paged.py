@@ -11,7 +11,7 @@ from minicb.kernels.paged_attention import paged_attention
 
 from .conftest import ARCHS, DEVICE, MAX_TOKENS, PROMPTS
 from .test_kernels import DTYPES, HEADS, TOLERANCE, rand
-from .test_scheduler import EOS, FakeModel, request
+from .test_scheduler import EOS, FakeModel, drive, request
 
 GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 
@@ -193,19 +193,8 @@ def test_block_manager_invariants_on_random_workloads(workload, block_size, spar
         r = request(1, n)
         r.prompt_token_ids = [2 + family] * 8 + [5] * p
         requests.append(r)
-    last_arrival = max(a for *_, a, _ in workload)
-    step, finished = 0, {r.request_id: 0 for r in requests}
-    while step <= last_arrival or engine.has_unfinished_requests():
-        for r, (*_, arrival, abort_at) in zip(requests, workload):
-            if arrival == step:
-                engine.add_request(r)
-            if abort_at == step and arrival <= step:
-                engine.abort(r.request_id)
-        for r in engine.step():
-            finished[r.request_id] += r.finished
-        check_blocks(engine.kv)
-        step += 1
-        assert step < 2000, "no progress"
+    timing = [(arrival, abort_at) for *_, arrival, abort_at in workload]
+    finished = drive(engine, requests, timing, lambda e: check_blocks(e.kv), max_steps=2000)
     assert len(engine.kv.free_blocks) == engine.kv.num_blocks and not engine.kv.block_tables
     for r in requests:
         if r.finish_reason != "abort":

@@ -52,6 +52,26 @@ def check_bookkeeping(engine):
         assert engine.steps[-1].num_tokens <= cfg.max_num_batched_tokens
 
 
+def drive(engine, requests, timing, check, max_steps):
+    """Step the engine: request i arrives at step timing[i][0] and, if
+    timing[i][1] is not None, is aborted at that step. ``check(engine)`` runs
+    after every step. Returns how many times each request was reported finished."""
+    finished, step = Counter(), 0
+    last_arrival = max(arrival for arrival, _ in timing)
+    while step <= last_arrival or engine.has_unfinished_requests():
+        for r, (arrival, abort_at) in zip(requests, timing):
+            if arrival == step:
+                engine.add_request(r)
+            if abort_at == step and arrival <= step:
+                engine.abort(r.request_id)
+        for r in engine.step():
+            finished[r.request_id] += r.finished
+        check(engine)
+        step += 1
+        assert step <= max_steps, "a request waited forever"
+    return finished
+
+
 workloads = st.lists(st.tuples(st.integers(1, 20),          # prompt length
                                st.integers(1, 12),          # max_tokens
                                st.booleans(),               # ignore_eos
@@ -69,20 +89,9 @@ def test_every_request_finishes_exactly_once_and_nothing_leaks(workload, max_num
     engine = fake_engine(max_num_seqs=max_num_seqs, max_num_batched_tokens=max(budget, max_num_seqs),
                          scheduling_policy=policy, schedule_interval=interval, waiting_served_ratio=ratio)
     requests = [request(p, n, eos) for p, n, eos, _, _ in workload]
-    finished = Counter()
     bound = len(workload) + sum(n for _, n, *_ in workload) + max(a for *_, a, _ in workload) + 2
-    step = 0
-    while step <= max(a for *_, a, _ in workload) or engine.has_unfinished_requests():
-        for r, (*_, arrival, abort_at) in zip(requests, workload):
-            if arrival == step:
-                engine.add_request(r)
-            if abort_at == step and arrival <= step:
-                engine.abort(r.request_id)
-        for r in engine.step():
-            finished[r.request_id] += r.finished
-        check_bookkeeping(engine)
-        step += 1
-        assert step <= bound, "a request waited forever"
+    timing = [(arrival, abort_at) for *_, arrival, abort_at in workload]
+    finished = drive(engine, requests, timing, check_bookkeeping, max_steps=bound)
     assert not engine.scheduler.running and not engine.waiting
     assert len(engine.kv.free_slots) == max_num_seqs                         # every slot is free
     for r in requests:
