@@ -18,6 +18,7 @@ import triton.language as tl
 
 from .contiguous_attention import causal_attention_tile, check_cache
 from .online_softmax import launch_options
+from .ragged_attention import sequence_rows
 
 
 # ANCHOR: kernel
@@ -28,9 +29,7 @@ def _paged_attention_kernel(
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
-    seq = tl.program_id(2)
-    q_start = tl.load(CU_SEQLENS_Q + seq)
-    num_queries = tl.load(CU_SEQLENS_Q + seq + 1) - q_start
+    seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
     if tl.program_id(0) * BLOCK_M >= num_queries:
         return
     context_len = tl.load(SEQ_LENS + seq)
@@ -51,9 +50,8 @@ def _paged_attention_split_kernel(
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
-    split, seq = tl.program_id(0), tl.program_id(2)
-    q_start = tl.load(CU_SEQLENS_Q + seq)
-    num_queries = tl.load(CU_SEQLENS_Q + seq + 1) - q_start      # at most BLOCK_M: one query tile
+    split = tl.program_id(0)
+    seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)       # at most BLOCK_M queries: one tile
     context_len = tl.load(SEQ_LENS + seq)
     first_key = split * split_len                                 # this program's range of keys
     causal_attention_tile(Q + q_start * stride_qt, K, V, O_PARTS + split * stride_part + q_start * stride_ot,

@@ -14,6 +14,14 @@ from .contiguous_attention import causal_attention_tile, check_cache
 from .online_softmax import launch_options
 
 
+@triton.jit
+def sequence_rows(CU_SEQLENS_Q):
+    """This program's sequence (grid axis 2): its index, first packed row and row count."""
+    seq = tl.program_id(2)
+    q_start = tl.load(CU_SEQLENS_Q + seq)
+    return seq, q_start, tl.load(CU_SEQLENS_Q + seq + 1) - q_start
+
+
 # ANCHOR: kernel
 @triton.jit
 def _ragged_attention_kernel(
@@ -22,9 +30,7 @@ def _ragged_attention_kernel(
     GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
-    seq = tl.program_id(2)
-    q_start = tl.load(CU_SEQLENS_Q + seq)
-    num_queries = tl.load(CU_SEQLENS_Q + seq + 1) - q_start
+    seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
     if tl.program_id(0) * BLOCK_M >= num_queries:
         return                      # the grid is sized for the longest sequence; this one is shorter
     kv_start = tl.load(SEQ_STARTS + seq)
