@@ -46,7 +46,9 @@ class LLMEngine:
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.engine = ENGINES[engine](self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
-        self.requests: dict[str, Request] = {}     # every request ever added, by id
+        # Every request ever added, by id, so finished outputs stay readable (the driver
+        # and the tests read them). A server running for days would drop finished ones.
+        self.requests: dict[str, Request] = {}
 
     def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
                     request_id=None) -> str:
