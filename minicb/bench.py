@@ -2,6 +2,8 @@
 import json
 from pathlib import Path
 
+import torch
+
 from .driver import replay
 from .figures import environment
 from .llm import LLMEngine
@@ -10,16 +12,20 @@ from .workload import preset_workload
 
 
 # ANCHOR: bench
-def run_bench(model, engines, workload, **options) -> dict:
+def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
     """Replay ``workload`` against each engine in turn; {engine: RunMetrics}.
-    ``options`` are EngineConfig fields, shared by all engines (each uses its own)."""
+    ``options`` are EngineConfig fields shared by all engines (each uses its
+    own); ``engine_options`` maps an engine name to fields for it alone."""
     runs = {}
     for name in engines:
-        engine = LLMEngine(model, engine=name, **options)
+        engine = LLMEngine(model, engine=name, **{**options, **(engine_options or {}).get(name, {})})
         engine.add_request([3] * 8, None)                       # warm-up: first-call costs stay out
         while engine.has_unfinished_requests():
             engine.step()
         runs[name] = replay(engine, workload, use_tqdm=True)
+        del engine                                   # free its KV cache before the next engine sizes its own
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
     return runs
 # ANCHOR_END: bench
 

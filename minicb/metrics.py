@@ -25,8 +25,9 @@ class StepRecord:
     num_tokens: int                # tokens fed through the model, padding included
     kv_reserved: int
     kv_used: int
-    duration: float = 0.0
+    duration: float = 0.0          # seconds, the whole step
     kv_held: list = field(default_factory=list)   # (request id, tokens cached, token slots held)
+    host_time: float = 0.0         # seconds of it spent scheduling and building inputs (stages 4-5)
 
     @property
     def useful_rows(self) -> int:

@@ -76,12 +76,13 @@ class Engine:
                     self.progress.update(1)
     # ANCHOR_END: sample
 
-    def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None):
+    def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0):
         """kv_held: (request id, tokens cached, token slots held) per request
         holding KV memory. kv_reserved defaults to the slots they hold."""
         reserved = sum(h for _, _, h in kv_held) if kv_reserved is None else kv_reserved
         self.steps.append(StepRecord(kind, rows, num_tokens, reserved, sum(u for _, u, _ in kv_held),
-                                     duration=time.perf_counter() - started, kv_held=kv_held))
+                                     duration=time.perf_counter() - started, kv_held=kv_held,
+                                     host_time=host_time))
 
     def new_kv_cache(self, *leading):
         """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""

@@ -99,21 +99,23 @@ class ContinuousEngine(Engine):
                              f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
 
     def step(self):
+        started = time.perf_counter()
         batch = self.scheduler.schedule()
         if not batch.entries:
             return []
-        started, kind = time.perf_counter(), batch.kind       # kind: before the tokens count as computed
+        kind = batch.kind                                     # before the tokens count as computed
         for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
+        host_time = time.perf_counter() - started             # scheduling + building inputs
         hidden = self.model(ids, positions, attn)
         self.scheduler.computed(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
         ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
         held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
         self.sample([batch.requests[i] for i in ready], hidden[last_rows[ready]])
-        self.record_step(batch, kind, held, started)
+        self.record_step(batch, kind, held, started, host_time)
         for request in batch.requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
@@ -143,14 +145,16 @@ class ContinuousEngine(Engine):
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 
-    def record_step(self, batch, kind, held, started):
-        rows = [None] * self.config.max_num_seqs                   # one row per running request
-        for request in batch.requests:
-            rows[self.row_of(request, batch)] = request.request_id
-        self.record(kind, rows, batch.num_tokens, held, started, kv_reserved=self.kv_reserved())
+    def record_step(self, batch, kind, held, started, host_time):
+        self.record(kind, self.batch_rows(batch), batch.num_tokens, held, started, kv_reserved=self.kv_reserved(),
+                    host_time=host_time)
 
-    def row_of(self, request, batch) -> int:
-        return self.kv.slot_of[request.request_id]                 # stage 4: its slot
+    def batch_rows(self, batch) -> list:
+        """One row per sequence slot: the id of the request that ran in it, or None."""
+        rows = [None] * self.config.max_num_seqs
+        for request in batch.requests:
+            rows[self.kv.slot_of[request.request_id]] = request.request_id     # stage 4: its slot
+        return rows
 
     def kv_held(self, request) -> int:
         return self.config.max_model_len                           # a whole slot, used or not

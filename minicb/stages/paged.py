@@ -82,8 +82,9 @@ class PagedEngine(ContinuousEngine):
             raise ValueError(f"a KV budget of {int(budget)} bytes holds no block of {bytes_per_block} bytes")
         return int(budget // bytes_per_block)
 
-    def row_of(self, request, batch) -> int:
-        return batch.requests.index(request)          # no slots: rows are the step's requests
+    def batch_rows(self, batch) -> list:
+        ids = [r.request_id for r in batch.requests]    # no slots: rows are the step's requests
+        return ids + [None] * (self.config.max_num_seqs - len(ids))
 
     def kv_held(self, request) -> int:
         return len(self.kv.block_tables[request.request_id]) * self.config.block_size

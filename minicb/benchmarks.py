@@ -1,0 +1,235 @@
+"""The measurements behind the benchmark notebooks (06 and 07).
+
+Each function runs one experiment and returns plain numbers; the notebooks
+plot them and save the figures with their sidecars. The same code runs at
+CPU scale in CI and at full scale on a GPU: only the sizes differ.
+
+Timings on a GPU use ``triton.testing.do_bench`` (CUDA events, caches
+flushed between runs); on a CPU a median over a few calls.
+"""
+import statistics
+import time
+
+import torch
+
+from .attention import attention_ops
+from .bench import run_bench
+from .llm import LLMEngine
+from .peers import run_peer
+from .sampling import SamplingParams
+from .workload import preset_workload
+
+
+# ANCHOR: timing
+def time_ms(fn, reps=5) -> float:
+    """Median milliseconds per call of ``fn``."""
+    if torch.cuda.is_available():
+        import triton.testing
+
+        return triton.testing.do_bench(fn, return_mode="median")
+    fn()                                                    # warm-up
+    times = []
+    for _ in range(reps):
+        started = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - started))
+    return statistics.median(times)
+
+
+def copy_bandwidth(device, num_bytes=2**30) -> float:
+    """Bytes per second a plain device-to-device copy achieves (read + write):
+    the practical ceiling for a kernel that streams memory."""
+    src = torch.empty(num_bytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    return 2 * num_bytes / (time_ms(lambda: dst.copy_(src)) / 1e3)
+# ANCHOR_END: timing
+
+
+# ---------------------------------------------------------------- figure 1
+# ANCHOR: throughput_vs_spread
+def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options, batch_size,
+                         engine_options=None, seed=0):
+    """The Anyscale experiment: every request at once, output lengths
+    exponential (mean 128 x scale) capped at each of ``caps``; minicb's
+    engines and transformers' peers on the same checkpoint, in one run.
+    Returns {cap: {name: RunMetrics or PeerRun}}."""
+    results = {}
+    for cap in caps:
+        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, seed=seed)
+        runs = run_bench(path, engines, workload, engine_options, **options)
+        for peer in peers:
+            runs[peer] = run_peer(peer, path, workload, options.get("dtype", "float32"),
+                                  options.get("device") or default_device(), batch_size)
+        results[cap] = runs
+    return results
+# ANCHOR_END: throughput_vs_spread
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+# ---------------------------------------------------------------- figure 2
+# ANCHOR: load_rates
+def load_rates(saturated_req_s, light=0.25, heavy=0.9) -> dict:
+    """Poisson rates scaled to the model: a share of the request rate the
+    best engine sustains when every request is already waiting. ``light``
+    leaves it mostly idle; ``heavy`` keeps it nearly saturated."""
+    return {"light": light * saturated_req_s, "heavy": heavy * saturated_req_s}
+# ANCHOR_END: load_rates
+
+
+def latency_under_load(path, engines, rates, num_requests, scale, cap, options, engine_options=None, seed=1):
+    """{load name: {engine: RunMetrics}} with Poisson arrivals at each rate."""
+    results = {}
+    for load, qps in rates.items():
+        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, qps=qps, seed=seed)
+        results[load] = run_bench(path, engines, workload, engine_options, **options)
+    return results
+
+
+# ---------------------------------------------------------------- figure 5
+# ANCHOR: knobs
+def scheduling_variants(chunk_sizes) -> dict:
+    """Name -> stage-5 options: the two policies, then chunked prefill with
+    each per-step token budget in ``chunk_sizes``."""
+    variants = {"prefill_first": dict(scheduling_policy="prefill_first"),
+                "mixed": dict(scheduling_policy="mixed")}
+    for size in chunk_sizes:
+        variants[f"chunked {size}"] = dict(scheduling_policy="mixed", enable_chunked_prefill=True,
+                                           max_num_batched_tokens=size)
+    return variants
+
+
+def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps, seed=2):
+    """{preset: {variant: RunMetrics}} for the paged engine under Poisson load."""
+    results = {}
+    for preset in presets:
+        workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
+        results[preset] = {}
+        for name, variant in scheduling_variants(chunk_sizes).items():
+            results[preset].update({name: run_bench(path, ["paged"], workload, **options, **variant)["paged"]})
+    return results
+# ANCHOR_END: knobs
+
+
+def schedule_intervals(path, intervals, preset, num_requests, scale, options, qps, seed=3):
+    """{interval: RunMetrics}: how often waiting requests may be admitted."""
+    workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
+    return {n: run_bench(path, ["paged"], workload, **options, schedule_interval=n)["paged"] for n in intervals}
+
+
+def host_and_step_ms(run) -> dict:
+    """Median host time (scheduling + building inputs) and whole-step time, in ms, per step kind."""
+    out = {}
+    for kind in ("prefill", "decode", "mixed"):
+        steps = [s for s in run.steps if s.kind == kind]
+        if steps:
+            out[kind] = dict(host_ms=1e3 * statistics.median(s.host_time for s in steps),
+                             step_ms=1e3 * statistics.median(s.duration for s in steps), steps=len(steps))
+    return out
+
+
+# ---------------------------------------------------------------- figure 6
+# ANCHOR: kernel_cases
+def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16, seed=0):
+    """One decode step's attention (one query per sequence, ``context`` keys
+    each) laid out for every stage's kernel, the naive reference and PyTorch's
+    SDPA. Returns {name: zero-argument callable} and the bytes one call must
+    read and write at least (K, V, q and the output)."""
+    triton_ops, reference = attention_ops("triton"), attention_ops("torch")
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    rand = lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dtype)   # noqa: E731
+    q = rand(batch, heads, head_dim)
+    k, v = rand(batch, context, kv_heads, head_dim), rand(batch, context, kv_heads, head_dim)
+    ints = lambda values: torch.tensor(values, dtype=torch.int32, device=device)           # noqa: E731
+    cu_seqlens, seq_lens = ints(range(batch + 1)), ints([context] * batch)
+    flat_k, flat_v = k.reshape(batch * context, kv_heads, head_dim), v.reshape(batch * context, kv_heads, head_dim)
+    # Paged: the same tokens, their blocks shuffled through the pool.
+    blocks_per_seq = context // block_size
+    order = torch.randperm(batch * blocks_per_seq, generator=g)
+    block_tables = torch.empty(batch * blocks_per_seq, dtype=torch.int32)
+    block_tables[order] = torch.arange(batch * blocks_per_seq, dtype=torch.int32)
+    block_tables = block_tables.view(batch, blocks_per_seq).to(device)
+    paged_k, paged_v = torch.empty_like(flat_k), torch.empty_like(flat_v)
+    rows = (block_tables.long()[:, :, None] * block_size + torch.arange(block_size, device=device)).reshape(-1)
+    paged_k[rows], paged_v[rows] = flat_k, flat_v
+    sdpa_q, sdpa_k, sdpa_v = q[:, :, None], k.transpose(1, 2), v.transpose(1, 2)          # [B, H, L, d]
+    cases = {
+        "stage 1 contiguous (per sequence)": lambda: [triton_ops.contiguous_attention(q[b:b + 1], k[b], v[b], context)
+                                                      for b in range(batch)],
+        "stage 2 padded": lambda: triton_ops.padded_attention(q[:, None], k, v, context, ints([0] * batch)),
+        "stage 4 ragged": lambda: triton_ops.ragged_attention(q, flat_k, flat_v, cu_seqlens, seq_lens,
+                                                   ints(range(0, batch * context, context)), 1),
+        "stage 5 paged": lambda: triton_ops.paged_attention(q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables,
+                                                 block_size, 1),
+        "naive reference": lambda: reference.padded_attention(q[:, None], k, v, context, ints([0] * batch)),
+        "torch SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(
+            sdpa_q, sdpa_k, sdpa_v, enable_gqa=heads != kv_heads),
+    }
+    element = q.element_size()
+    num_bytes = element * (2 * batch * context * kv_heads * head_dim + 2 * batch * heads * head_dim)
+    return cases, num_bytes
+# ANCHOR_END: kernel_cases
+
+
+def kernel_bandwidth(points, heads, kv_heads, head_dim, dtype, device, bandwidth, skip=()):
+    """Rows of (kernel, batch, context, ms, GB/s, share of ``bandwidth``) for
+    each (batch, context) in ``points``; ``skip`` names cases left out."""
+    rows = []
+    for batch, context in points:
+        cases, num_bytes = decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device)
+        for name, fn in cases.items():
+            if name in skip:
+                continue
+            ms = time_ms(fn)
+            rows.append(dict(kernel=name, batch=batch, context=context, ms=ms,
+                             gb_s=num_bytes / ms / 1e6, of_copy=num_bytes / (ms / 1e3) / bandwidth))
+        del cases
+    return rows
+
+
+# ---------------------------------------------------------------- figure 7
+# ANCHOR: roofline
+def decode_weight_bytes(model) -> int:
+    """Parameter bytes a decode step reads: everything but the embedding
+    table, of which it reads one row per token (unless tied to the lm_head)."""
+    total = sum(p.numel() * p.element_size() for p in model.parameters())
+    if not model.config.tie_word_embeddings:
+        total -= model.embed_tokens.weight.numel() * model.embed_tokens.weight.element_size()
+    return total
+
+
+def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps=16):
+    """For each batch size: the paged engine's median decode step, and the
+    time to stream (decode weights + the batch's KV) once at ``bandwidth``."""
+    engine = LLMEngine(path, engine="paged", max_num_seqs=max(batch_sizes), **options)
+    model = engine.model
+    kv_per_token = model.config.kv_bytes_per_token(model.embed_tokens.weight.element_size())
+    weights, rows = decode_weight_bytes(model), []
+    for batch in batch_sizes:
+        steps = decode_steps_at(engine, batch, context, decode_steps)
+        measured = statistics.median(s.duration for s in steps)
+        kv_bytes = batch * (context + decode_steps / 2) * kv_per_token      # mean context over the steps
+        roofline = (weights + kv_bytes) / bandwidth
+        rows.append(dict(batch=batch, context=context, step_ms=1e3 * measured, roofline_ms=1e3 * roofline,
+                         ratio=measured / roofline, weight_bytes=weights, kv_bytes=int(kv_bytes),
+                         host_ms=1e3 * statistics.median(s.host_time for s in steps)))
+    return rows
+
+
+def decode_steps_at(engine, batch, context, num_steps):
+    """Run ``batch`` requests with ``context``-token prompts until all decode
+    together, then return the StepRecords of ``num_steps`` decode steps."""
+    params = SamplingParams(max_tokens=num_steps + 2, ignore_eos=True)
+    for i in range(batch):
+        engine.add_request([3 + (i + j) % 200 for j in range(context)], params)
+    engine.engine.steps = []
+    while engine.has_unfinished_requests():
+        engine.step()
+    decodes = [s for s in engine.engine.steps if s.kind == "decode" and s.useful_rows == batch]
+    if len(decodes) < num_steps:
+        raise RuntimeError(f"only {len(decodes)} decode steps ran all {batch} requests together; "
+                           f"is the KV cache large enough for {batch} x {context} tokens?")
+    return decodes[:num_steps]
+

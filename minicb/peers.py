@@ -1,0 +1,140 @@
+"""The peers: Hugging Face transformers serving the same workload.
+
+Two ways transformers can serve a list of prompts, run on the same
+checkpoint as minicb so the benchmark compares batching, not models:
+
+- ``generate``: static batching. Prompts go in fixed batches of
+  ``batch_size`` (left-padded), and each batch decodes until its longest
+  request is done, like minicb's ``static`` stage.
+- ``generate_batch``'s manager: transformers' own continuous batching over a
+  paged KV cache, the peer of minicb's ``paged`` stage. Requests are added
+  with their own ``max_new_tokens`` and collected as they finish.
+
+Both return a ``PeerRun`` with the throughput numbers the benchmark table
+prints. Greedy, no EOS (the workloads use ``ignore_eos``): each request
+generates exactly its ``max_tokens``.
+"""
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from .checkpoint import resolve_dtype
+from .workload import Workload
+
+PEERS = ("hf_generate", "hf_generate_batch")
+
+
+@dataclass
+class PeerRun:
+    num_requests: int
+    prompt_tokens: int
+    output_tokens: int             # tokens the requests asked for (padding rows excluded)
+    wall_time: float
+    outputs: list = field(default_factory=list, repr=False)    # generated ids, one list per request
+
+    @property
+    def output_throughput(self) -> float:
+        return self.output_tokens / self.wall_time
+
+    @property
+    def total_throughput(self) -> float:
+        return (self.prompt_tokens + self.output_tokens) / self.wall_time
+
+    def summary(self) -> dict:
+        return dict(requests=self.num_requests, output_tokens=self.output_tokens, wall_s=self.wall_time,
+                    output_tok_s=self.output_throughput, total_tok_s=self.total_throughput)
+
+
+def load_hf_model(path, dtype, device):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype)).to(device).eval()
+
+
+def run_peer(name, path, workload: Workload, dtype="float32", device="cpu", batch_size=8) -> PeerRun:
+    """Run one peer on every request of ``workload`` at once (arrival times are ignored)."""
+    if name not in PEERS:
+        raise ValueError(f"unknown peer {name!r}; choose one of {PEERS}")
+    model = load_hf_model(path, dtype, device)
+    try:
+        if name == "hf_generate":
+            return hf_generate(model, workload, batch_size)
+        return hf_generate_batch(model, workload)
+    finally:
+        del model
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+# ANCHOR: hf_generate
+@torch.inference_mode()
+def hf_generate(model, workload: Workload, batch_size: int) -> PeerRun:
+    """Static batches through ``model.generate``; a batch runs to its longest request."""
+    generate_batch_of(model, [[3] * 8], 4)                              # warm-up
+    outputs, started = [], time.perf_counter()
+    for first in range(0, len(workload.prompts), batch_size):
+        prompts = workload.prompts[first:first + batch_size]
+        lengths = workload.output_lens[first:first + batch_size]
+        tokens = generate_batch_of(model, prompts, max(lengths))
+        outputs += [row[:n] for row, n in zip(tokens, lengths)]
+    return peer_run(workload, outputs, time.perf_counter() - started)
+
+
+def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
+    from transformers import GenerationConfig
+
+    width = max(len(p) for p in prompts)
+    ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], device=model.device)
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=model.device)
+    config = GenerationConfig(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens, do_sample=False,
+                              eos_token_id=None, pad_token_id=0)
+    out = model.generate(ids, attention_mask=mask, generation_config=config)
+    return out[:, width:].tolist()
+# ANCHOR_END: hf_generate
+
+
+# ANCHOR: hf_generate_batch
+@torch.inference_mode()
+def hf_generate_batch(model, workload: Workload) -> PeerRun:
+    """transformers' continuous batching: one manager, every request added
+    with its own max_new_tokens, results collected as they finish."""
+    from transformers import GenerationConfig
+
+    config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=16)
+    manager = model.init_continuous_batching(generation_config=config)
+    if torch.cuda.is_available():
+        manager.warmup()                    # its CUDA graphs are captured before the clock starts
+    manager.start()
+    try:
+        run_manager(manager, [[3] * 8], [4])                            # warm-up
+        started = time.perf_counter()
+        outputs = run_manager(manager, workload.prompts, workload.output_lens)
+        wall_time = time.perf_counter() - started
+    finally:
+        manager.stop(block=True)
+    return peer_run(workload, outputs, wall_time)
+
+
+def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:
+    ids = [f"peer-{time.perf_counter_ns()}-{i}" for i in range(len(prompts))]
+    for request_id, prompt, n in zip(ids, prompts, lengths):
+        manager.add_request(input_ids=prompt, request_id=request_id, max_new_tokens=n, eos_token_id=-1)
+    done = {}
+    while len(done) < len(ids):
+        result = manager.get_result(timeout=timeout)
+        if result is None:
+            raise RuntimeError(f"transformers' continuous batching stopped with {len(ids) - len(done)} "
+                               f"requests unfinished")
+        if result.error is not None:
+            raise RuntimeError(f"transformers' continuous batching failed request {result.request_id}: "
+                               f"{result.error}")
+        if result.is_finished():
+            done[result.request_id] = list(result.generated_tokens)
+    return [done[i] for i in ids]
+# ANCHOR_END: hf_generate_batch
+
+
+def peer_run(workload, outputs, wall_time) -> PeerRun:
+    return PeerRun(len(workload.prompts), sum(workload.prompt_lens), sum(len(o) for o in outputs),
+                   wall_time, outputs)
