@@ -48,3 +48,25 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     sidecar = dict(figure=png.name, **environment(), **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
+
+
+REQUIRED_SIDECAR_KEYS = ("gpu", "torch", "triton", "transformers", "date")
+
+
+def sidecar_problems(folder) -> list[str]:
+    """What is wrong with the figures in ``folder``: a PNG without its JSON
+    sidecar, a sidecar missing a required key, or one that names no GPU
+    (the committed figures come from GPU runs only)."""
+    problems = []
+    for png in sorted(Path(folder).glob("*.png")):
+        sidecar = png.with_suffix(".json")
+        if not sidecar.is_file():
+            problems.append(f"{png.name}: no sidecar {sidecar.name}")
+            continue
+        meta = json.loads(sidecar.read_text())
+        missing = [key for key in REQUIRED_SIDECAR_KEYS if key not in meta]
+        if missing:
+            problems.append(f"{sidecar.name}: missing {missing}")
+        elif not meta["gpu"]:
+            problems.append(f"{sidecar.name}: names no GPU (gpu={meta['gpu']!r})")
+    return problems

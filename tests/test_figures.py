@@ -31,3 +31,31 @@ def test_full_scale_figures_go_to_figures(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "full_scale", lambda: True)
     png = figures.save_figure(draw(), "example", {})
     assert png == tmp_path / "figures" / "example.png" and png.is_file()
+
+
+def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(figures, "full_scale", lambda: True)
+    monkeypatch.setattr(figures, "environment", lambda: dict(gpu="NVIDIA H100", cpu="x86_64", torch="2",
+                                                             triton="3", transformers="5", date="2026-01-01"))
+    folder = tmp_path / "figures"
+    figures.save_figure(draw(), "good", {})
+    assert figures.sidecar_problems(folder) == []
+    figures.save_figure(draw(), "no_sidecar", {})
+    (folder / "no_sidecar.json").unlink()
+    figures.save_figure(draw(), "cpu_made", {})
+    (folder / "cpu_made.json").write_text(json.dumps(dict(gpu=None, torch="2", triton="3", transformers="5",
+                                                          date="2026-01-01")))
+    figures.save_figure(draw(), "bare", {})
+    (folder / "bare.json").write_text("{}")
+    problems = figures.sidecar_problems(folder)
+    assert len(problems) == 3
+    assert any("no_sidecar.png: no sidecar" in p for p in problems)
+    assert any("cpu_made.json: names no GPU" in p for p in problems)
+    assert any("bare.json: missing" in p for p in problems)
+
+
+def test_every_committed_figure_has_a_sidecar_naming_a_gpu():
+    folder = figures.project_root() / "figures"
+    assert folder.is_dir()
+    assert figures.sidecar_problems(folder) == []

@@ -1,0 +1,48 @@
+"""The benchmark experiments measure what they say: every layout computes the
+same attention, the roofline counts the right bytes, decode steps run full."""
+import torch
+
+from minicb import LLMEngine, benchmarks
+from minicb.checkpoint import load_model
+
+
+def test_every_decode_attention_case_computes_the_same_output():
+    cases, num_bytes = benchmarks.decode_attention_cases(3, 48, 4, 2, 16, torch.float32, "cpu")
+    outputs = {}
+    for name, fn in cases.items():
+        out = fn()
+        if isinstance(out, list):                                  # stage 1: one call per sequence
+            out = torch.cat(out)
+        outputs[name] = out.reshape(3, 4, 16)                      # [batch, heads, d] whatever the layout
+    expected = outputs.pop("naive reference")
+    for name, out in outputs.items():
+        torch.testing.assert_close(out, expected, atol=2e-5, rtol=2e-5, msg=name)
+    assert num_bytes == 4 * (2 * 3 * 48 * 2 * 16 + 2 * 3 * 4 * 16)
+
+
+def test_time_ms_and_copy_bandwidth_are_positive():
+    assert benchmarks.time_ms(lambda: torch.ones(1000).sum()) > 0
+    assert benchmarks.copy_bandwidth("cpu", 2**20) > 0
+
+
+def test_decode_weight_bytes_leave_out_an_untied_embedding(checkpoints):
+    model = load_model(checkpoints["llama"])
+    every = sum(p.numel() * p.element_size() for p in model.parameters())
+    embedding = model.embed_tokens.weight.numel() * 4
+    expected = every if model.config.tie_word_embeddings else every - embedding
+    assert benchmarks.decode_weight_bytes(model) == expected
+    model.config.tie_word_embeddings = not model.config.tie_word_embeddings
+    assert benchmarks.decode_weight_bytes(model) == (every - embedding if expected == every else every)
+
+
+def test_decode_steps_run_the_whole_batch(llama):
+    engine = LLMEngine(llama, engine="paged", attention_backend="torch", max_num_seqs=4)
+    steps = benchmarks.decode_steps_at(engine, 4, 20, 5)
+    assert len(steps) == 5
+    assert all(s.kind == "decode" and s.useful_rows == 4 and s.num_tokens == 4 for s in steps)
+    assert all(0 < s.host_time < s.duration for s in steps)
+    assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0
+
+
+def test_load_rates_scale_the_saturation_rate():
+    assert benchmarks.load_rates(8.0) == {"light": 2.0, "heavy": 7.2}
