@@ -60,6 +60,10 @@ class EngineConfig:
     waiting_served_ratio: float = 0.0
     """Stages 4-5: while requests run, admit only when waiting >= ratio x
     running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
+    cuda_graphs: bool | None = None
+    """Stage 5: replay decode steps from CUDA graphs, captured once per
+    batch-size bucket, so a step costs a few launches instead of hundreds.
+    Default: on with CUDA and the triton backend; needs both."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
 
@@ -90,6 +94,11 @@ class EngineConfig:
             raise ValueError(f"kv_cache_memory_fraction must be in (0, 1], got {self.kv_cache_memory_fraction!r}")
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
             raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
+        if self.cuda_graphs is None:
+            self.cuda_graphs = str(self.device).startswith("cuda") and self.attention_backend == "triton"
+        elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
+            raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
+                             f"device {self.device!r} and attention_backend {self.attention_backend!r}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config

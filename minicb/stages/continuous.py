@@ -109,7 +109,7 @@ class ContinuousEngine(Engine):
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
         host_time = time.perf_counter() - started             # scheduling + building inputs
-        hidden = self.model(ids, positions, attn)
+        hidden = self.forward(kind, ids, positions, attn)
         self.scheduler.computed(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
         ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
@@ -123,6 +123,9 @@ class ContinuousEngine(Engine):
 
     def release(self, request):
         self.scheduler.finish(request)
+
+    def forward(self, kind, ids, positions, attn):
+        return self.model(ids, positions, attn)
 
     def prepare(self, batch):
         """Pack every scheduled request's new tokens into one flat batch."""

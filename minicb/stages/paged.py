@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from ..block_manager import BlockManager
+from ..cuda_graphs import DecodeGraphs
 from .continuous import ContinuousEngine
 
 
@@ -50,6 +51,7 @@ class PagedEngine(ContinuousEngine):
         cfg = self.config
         self.num_blocks = cfg.num_blocks or self.blocks_in_budget()
         self.k_cache, self.v_cache = self.new_kv_cache(self.num_blocks * cfg.block_size)
+        self.decode_graphs = self.make_decode_graphs(capture=True) if cfg.cuda_graphs else None
         return BlockManager(self.num_blocks, cfg.block_size, cfg.enable_prefix_caching)
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
@@ -59,6 +61,18 @@ class PagedEngine(ContinuousEngine):
         return PagedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
                           block_tables, self.config.block_size, max_query_len)
 # ANCHOR_END: engine
+
+    def forward(self, kind, ids, positions, attn):
+        if kind == "decode" and self.decode_graphs is not None:
+            return self.decode_graphs(ids, positions, attn)         # one replay instead of every launch
+        return self.model(ids, positions, attn)
+
+    def make_decode_graphs(self, capture) -> DecodeGraphs:
+        cfg = self.config
+        def make_attention(*metadata):
+            return PagedBatch(self.k_cache, self.v_cache, self.ops, *metadata, cfg.block_size, max_query_len=1)
+        max_blocks = -(-cfg.max_model_len // cfg.block_size)
+        return DecodeGraphs(self.model, make_attention, cfg.max_num_seqs, max_blocks, self.k_cache.device, capture)
 
     def check_request(self, request, label):
         super().check_request(request, label)

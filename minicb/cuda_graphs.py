@@ -1,0 +1,85 @@
+"""Decode steps replayed from CUDA graphs (stage 5 on a GPU).
+
+A decode step of a small model is hundreds of small kernels, and launching
+them from Python can take longer than running them. A CUDA graph records
+the launches of one forward pass once; replaying it is a single call.
+
+A graph replays fixed shapes at fixed addresses, so the runner keeps static
+input buffers sized for ``max_num_seqs`` and one graph per batch-size bucket
+(1, 2, 4, 8, then multiples of 16). A step with n requests copies its inputs
+into the first n rows and pads the rest of its bucket with rows that write
+no K/V (slot -1) and attend to one key; their outputs are never read.
+
+Only decode steps (one new token per request) use graphs: prefills vary in
+shape every step and are few. With ``capture=False`` the runner calls the
+model on the same padded buffers without capturing: on a CPU, that is how
+the tests check the padding.
+"""
+import torch
+
+
+def bucket_sizes(max_num_seqs: int) -> list[int]:
+    sizes = [b for b in (1, 2, 4, 8) if b < max_num_seqs]
+    sizes += list(range(16, max_num_seqs, 16))
+    return sizes + [max_num_seqs]
+
+
+# ANCHOR: decode_graphs
+class DecodeGraphs:
+    """make_attention(slot_mapping, cu_seqlens_q, seq_lens, block_tables) builds
+    the stage's attention object (a PagedBatch with max_query_len 1) on views
+    of the static buffers."""
+
+    def __init__(self, model, make_attention, max_num_seqs, max_blocks, device, capture=True):
+        self.model, self.make_attention, self.capture = model, make_attention, capture
+        self.buckets = bucket_sizes(max_num_seqs)
+        n = max_num_seqs
+        self.input_ids = torch.zeros(n, dtype=torch.long, device=device)
+        self.positions = torch.zeros(n, dtype=torch.long, device=device)
+        self.slot_mapping = torch.full((n,), -1, dtype=torch.long, device=device)
+        self.cu_seqlens_q = torch.arange(n + 1, dtype=torch.int32, device=device)   # one query each, always
+        self.seq_lens = torch.ones(n, dtype=torch.int32, device=device)
+        self.block_tables = torch.zeros((n, max_blocks), dtype=torch.int32, device=device)
+        self.graphs, self.outputs, self.pool = {}, {}, None
+
+    def __call__(self, input_ids, positions, attn):
+        """The decode step's hidden states [n, hidden], as ``model(input_ids, positions, attn)``."""
+        n = input_ids.shape[0]
+        bucket = next(b for b in self.buckets if b >= n)
+        self.fill(n, bucket, input_ids, positions, attn)
+        if not self.capture:
+            return self.forward(bucket)[:n]
+        if bucket not in self.graphs:
+            self.record(bucket)
+        self.graphs[bucket].replay()
+        return self.outputs[bucket][:n]
+
+    def fill(self, n, bucket, input_ids, positions, attn):
+        self.input_ids[:n].copy_(input_ids)
+        self.positions[:n].copy_(positions)
+        self.slot_mapping[:n].copy_(attn.slot_mapping)
+        self.slot_mapping[n:bucket].fill_(-1)             # padding rows store nothing...
+        self.seq_lens[:n].copy_(attn.seq_lens)
+        self.seq_lens[n:bucket].fill_(1)                  # ...and read one key of whatever block 0 holds
+        width = attn.block_tables.shape[1]
+        self.block_tables[:n, :width].copy_(attn.block_tables)
+        self.block_tables[n:bucket].zero_()
+
+    def forward(self, bucket):
+        attn = self.make_attention(self.slot_mapping[:bucket], self.cu_seqlens_q[:bucket + 1],
+                                   self.seq_lens[:bucket], self.block_tables[:bucket])
+        return self.model(self.input_ids[:bucket], self.positions[:bucket], attn)
+
+    def record(self, bucket):
+        """Run once outside the graph (Triton compiles, allocations settle), then capture."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.forward(bucket)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            self.outputs[bucket] = self.forward(bucket)
+        self.pool = graph.pool()                          # every bucket shares one memory pool
+        self.graphs[bucket] = graph
+# ANCHOR_END: decode_graphs

@@ -1,0 +1,52 @@
+"""Decode steps through the CUDA-graph runner's padded static buffers give
+the same tokens as plain decode steps. On a CPU the runner calls the model on
+those buffers without capturing (capture=False): everything but the capture."""
+import pytest
+import torch
+
+from minicb import LLM, SamplingParams
+from minicb.cuda_graphs import bucket_sizes
+from minicb.config import EngineConfig
+
+from .conftest import PROMPTS
+
+PROMPTS_7 = PROMPTS + [[11, 12], list(range(60, 80))]
+MAX_TOKENS_7 = [5, 1, 8, 3, 6, 9, 2]
+
+
+def test_bucket_sizes_cover_every_batch():
+    assert bucket_sizes(1) == [1]
+    assert bucket_sizes(6) == [1, 2, 4, 6]
+    assert bucket_sizes(16) == [1, 2, 4, 8, 16]
+    assert bucket_sizes(40) == [1, 2, 4, 8, 16, 32, 40]
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_padded_decode_steps_match_plain_ones(llama, backend):
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
+    options = dict(engine="paged", attention_backend=backend, max_num_seqs=6, block_size=4)
+    reference = LLM(llama, **options)
+    plain = reference.generate(PROMPTS_7, params)
+    llm = LLM(llama, **options)
+    runner = llm.engine.decode_graphs = llm.engine.make_decode_graphs(capture=False)
+    buckets, forward = [], runner.forward
+    runner.forward = lambda bucket: (buckets.append(bucket), forward(bucket))[1]
+    padded = llm.generate(PROMPTS_7, params)
+    assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
+    # Padding rows wrote no K/V: both caches hold the same values, block for block.
+    torch.testing.assert_close(llm.engine.k_cache, reference.engine.k_cache, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(llm.engine.v_cache, reference.engine.v_cache, atol=1e-5, rtol=1e-5)
+    decode_sizes = [s.num_tokens for s in llm.last_run.steps if s.kind == "decode"]
+    assert len(buckets) == len(decode_sizes) > 0                  # every decode step went through it
+    assert any(b > n for b, n in zip(buckets, decode_sizes))      # ...and some carried padding rows
+    assert all(b == min(x for x in runner.buckets if x >= n) for b, n in zip(buckets, decode_sizes))
+
+
+def test_cuda_graphs_need_cuda_and_triton():
+    if torch.cuda.is_available():
+        with pytest.raises(ValueError, match="attention_backend 'torch'"):
+            EngineConfig(engine="paged", cuda_graphs=True, attention_backend="torch")
+    else:
+        with pytest.raises(ValueError, match="device 'cpu'"):
+            EngineConfig(engine="paged", cuda_graphs=True)
+        assert EngineConfig(engine="paged").cuda_graphs is False
