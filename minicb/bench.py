@@ -7,7 +7,8 @@ import torch
 from .driver import replay
 from .figures import environment
 from .llm import LLMEngine
-from .metrics import BENCH_COLUMNS, format_table
+from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
+from .peers import run_peer
 from .workload import preset_workload
 
 
@@ -30,6 +31,10 @@ def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
 # ANCHOR_END: bench
 
 
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def main(args):
     from .checkpoint import make_tiny_checkpoint
 
@@ -43,8 +48,14 @@ def main(args):
                    enable_chunked_prefill=args.enable_chunked_prefill,
                    enable_prefix_caching=args.enable_prefix_caching)
     runs = run_bench(model, args.engine.split(","), workload, **options)
+    peers = {name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
+                            args.max_batch_size) for name in filter(None, args.peers.split(","))}
     print(f"\nworkload: {workload.description}")
     print(format_table(runs, BENCH_COLUMNS))
+    if peers:
+        print("\ntransformers on the same requests, all at once (arrival times ignored):")
+        print(format_table({**runs, **peers}, THROUGHPUT_COLUMNS))
+        runs.update(peers)
     if args.out:
         result = dict(model=str(model), workload=workload.description, options=options,
                       environment=environment(), results={n: r.summary() for n, r in runs.items()})

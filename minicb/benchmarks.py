@@ -13,7 +13,7 @@ import time
 import torch
 
 from .attention import attention_ops
-from .bench import run_bench
+from .bench import default_device, run_bench
 from .llm import LLMEngine
 from .peers import run_peer
 from .sampling import SamplingParams
@@ -63,10 +63,6 @@ def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, option
         results[cap] = runs
     return results
 # ANCHOR_END: throughput_vs_spread
-
-
-def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 # ---------------------------------------------------------------- figure 2
@@ -216,6 +212,7 @@ def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps
                          ratio=measured / roofline, weight_bytes=weights, kv_bytes=int(kv_bytes),
                          host_ms=1e3 * statistics.median(s.host_time for s in steps)))
     return rows
+# ANCHOR_END: roofline
 
 
 def decode_steps_at(engine, batch, context, num_steps):

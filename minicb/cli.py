@@ -37,6 +37,8 @@ def main(argv=None):
     bench.add_argument("--qps", type=float, default=float("inf"), help="Poisson arrival rate (inf: all at once)")
     bench.add_argument("--scale", type=float, default=1.0, help="multiply every length (e.g. 0.125 on a CPU)")
     bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--peers", default="", help="comma-separated, from hf_generate,hf_generate_batch: "
+                       "transformers on the same checkpoint and requests (all at once)")
     bench.add_argument("--out", default=None, help="also write the results as JSON here")
     add_engine_options(bench)
 

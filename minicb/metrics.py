@@ -183,6 +183,11 @@ BENCH_COLUMNS = [
     ("occupancy", "{:.0%}", lambda r: r.occupancy), ("KV used/reserved", "{:.0%}", lambda r: r.kv_utilization),
 ]
 
+THROUGHPUT_COLUMNS = [            # what every run reports, transformers' peers included
+    ("out tok/s", "{:.1f}", lambda r: r.output_throughput), ("total tok/s", "{:.1f}", lambda r: r.total_throughput),
+    ("out tokens", "{:d}", lambda r: r.output_tokens), ("wall s", "{:.2f}", lambda r: r.wall_time),
+]
+
 
 def format_table(runs: dict, columns=RUN_COLUMNS) -> str:
     """A plain-text table of RunMetrics, one row per engine name."""

@@ -44,3 +44,15 @@ def test_bad_engine_is_refused():
     result = subprocess.run([sys.executable, "-m", "minicb", "generate", "--model", "x", "--engine", "nope",
                              "--prompt", "a"], capture_output=True, text=True)
     assert result.returncode == 2 and "invalid choice: 'nope'" in result.stderr
+
+
+def test_bench_runs_engines_and_peers_on_one_workload(llama):
+    out = run("bench", "--model", llama, "--engine", "static,paged", "--peers", "hf_generate",
+              "--num-requests", "4", "--scale", "0.03", "--cap", "256")
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert {"static", "paged", "hf_generate"} <= set(rows)
+    assert "transformers on the same requests" in out
+    # The same requests: every row of the throughput table generated as many tokens.
+    table = out[out.index("transformers on the same requests"):].splitlines()
+    counts = {line.split()[0]: line.split()[3] for line in table[3:] if line.strip()}
+    assert counts["static"] == counts["paged"] == counts["hf_generate"]
