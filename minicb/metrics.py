@@ -44,8 +44,27 @@ def percentiles(values) -> dict:
 
 
 # ANCHOR: run_metrics
+class Throughput:
+    """Rates of a run that counted num_requests, prompt_tokens and
+    output_tokens over wall_time seconds (minicb's runs and the peers')."""
+
+    @property
+    def output_throughput(self) -> float:
+        """Generated tokens per second."""
+        return self.output_tokens / self.wall_time
+
+    @property
+    def total_throughput(self) -> float:
+        """Prompt plus generated tokens per second."""
+        return (self.prompt_tokens + self.output_tokens) / self.wall_time
+
+    @property
+    def request_throughput(self) -> float:
+        return self.num_requests / self.wall_time
+
+
 @dataclass
-class RunMetrics:
+class RunMetrics(Throughput):
     num_requests: int
     prompt_tokens: int
     output_tokens: int
@@ -85,20 +104,6 @@ class RunMetrics:
             steps=list(steps),
             request_metrics=m,
         )
-
-    @property
-    def output_throughput(self) -> float:
-        """Generated tokens per second."""
-        return self.output_tokens / self.wall_time
-
-    @property
-    def total_throughput(self) -> float:
-        """Prompt plus generated tokens per second."""
-        return (self.prompt_tokens + self.output_tokens) / self.wall_time
-
-    @property
-    def request_throughput(self) -> float:
-        return self.num_requests / self.wall_time
 
     @property
     def occupancy(self) -> float:

@@ -20,26 +20,19 @@ from dataclasses import dataclass, field
 import torch
 
 from .checkpoint import resolve_dtype
+from .metrics import Throughput
 from .workload import Workload
 
 PEERS = ("hf_generate", "hf_generate_batch")
 
 
 @dataclass
-class PeerRun:
+class PeerRun(Throughput):
     num_requests: int
     prompt_tokens: int
     output_tokens: int             # tokens the requests asked for (padding rows excluded)
     wall_time: float
     outputs: list = field(default_factory=list, repr=False)    # generated ids, one list per request
-
-    @property
-    def output_throughput(self) -> float:
-        return self.output_tokens / self.wall_time
-
-    @property
-    def total_throughput(self) -> float:
-        return (self.prompt_tokens + self.output_tokens) / self.wall_time
 
     def summary(self) -> dict:
         return dict(requests=self.num_requests, output_tokens=self.output_tokens, wall_s=self.wall_time,
