@@ -138,6 +138,7 @@ class RunMetrics(Throughput):
         what it did: held a token ("used"), waited for a token its request
         produced later ("reserved"), or never held one because the request
         ended first ("never_used": padding, over-reservation, last-block tails).
+        In the vLLM paper's terms: token states, reservation, internal fragmentation.
         Shares of all slots held; a request's final length is the most tokens
         it ever had cached."""
         final = {}

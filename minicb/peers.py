@@ -96,7 +96,7 @@ def hf_generate_batch(model, workload: Workload) -> PeerRun:
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=16)
     manager = model.init_continuous_batching(generation_config=config)
-    if torch.cuda.is_available():
+    if torch.cuda.is_available() and hasattr(manager, "warmup"):
         manager.warmup()                    # its CUDA graphs are captured before the clock starts
     manager.start()
     try:
@@ -112,14 +112,14 @@ def hf_generate_batch(model, workload: Workload) -> PeerRun:
 def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:
     ids = [f"peer-{time.perf_counter_ns()}-{i}" for i in range(len(prompts))]
     for request_id, prompt, n in zip(ids, prompts, lengths):
-        manager.add_request(input_ids=prompt, request_id=request_id, max_new_tokens=n, eos_token_id=-1)
+        manager.add_request(input_ids=prompt, request_id=request_id, max_new_tokens=n)   # EOS -1: off
     done = {}
     while len(done) < len(ids):
         result = manager.get_result(timeout=timeout)
         if result is None:
             raise RuntimeError(f"transformers' continuous batching stopped with {len(ids) - len(done)} "
                                f"requests unfinished")
-        if result.error is not None:
+        if getattr(result, "error", None) is not None:
             raise RuntimeError(f"transformers' continuous batching failed request {result.request_id}: "
                                f"{result.error}")
         if result.is_finished():
