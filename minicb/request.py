@@ -70,6 +70,14 @@ class Request:
     def all_token_ids(self) -> list[int]:
         return self.prompt_token_ids + self.output_token_ids
 
+    def token_ids(self, start: int, count: int) -> list[int]:
+        """Tokens start..start+count of prompt + output, without copying the
+        whole sequence (a decode step reads one token of a long context)."""
+        prompt_len = len(self.prompt_token_ids)
+        if start >= prompt_len:
+            return self.output_token_ids[start - prompt_len:start - prompt_len + count]
+        return self.prompt_token_ids[start:start + count] + self.output_token_ids[:max(0, start + count - prompt_len)]
+
     def append_token(self, token: int, now: float) -> bool:
         """Record one generated token; return True if the request is now finished."""
         self.output_token_ids.append(token)

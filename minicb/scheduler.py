@@ -32,7 +32,7 @@ class ScheduledBatch:
 
     def new_tokens(self) -> list[tuple[Request, list[int]]]:
         """Each scheduled request with the tokens it feeds this step."""
-        return [(r, r.all_token_ids[r.num_computed_tokens:r.num_computed_tokens + n]) for r, n in self.entries]
+        return [(r, r.token_ids(r.num_computed_tokens, n)) for r, n in self.entries]
 
     @property
     def kind(self) -> str:

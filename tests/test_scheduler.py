@@ -147,3 +147,15 @@ def test_waiting_served_ratio_admits_only_when_enough_wait():
     engine.add_request(request(3, 2))
     engine.step()
     assert len(engine.scheduler.running) == 6                        # 4 waiting >= 4: all admitted
+
+
+def test_token_ids_equal_slices_of_the_whole_sequence():
+    from minicb.request import Request
+    from minicb.sampling import SamplingParams
+
+    request = Request([10, 11, 12, 13], SamplingParams(max_tokens=8), eos_token_ids=())
+    request.output_token_ids = [20, 21, 22]
+    whole = request.all_token_ids
+    for start in range(len(whole) + 1):
+        for count in range(len(whole) - start + 2):
+            assert request.token_ids(start, count) == whole[start:start + count], (start, count)

@@ -103,8 +103,8 @@ class ContinuousEngine(Engine):
         batch = self.scheduler.schedule()
         if not batch.entries:
             return []
-        kind = batch.kind                                     # before the tokens count as computed
-        for request in batch.requests:
+        kind, requests = batch.kind, batch.requests           # kind: before the tokens count as computed
+        for request in requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
@@ -112,14 +112,15 @@ class ContinuousEngine(Engine):
         hidden = self.forward(kind, ids, positions, attn)
         self.scheduler.computed(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
-        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
+        ready = [i for i, r in enumerate(requests) if r.num_computed_tokens == r.num_tokens]
         held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
-        self.sample([batch.requests[i] for i in ready], hidden[last_rows[ready]])
+        sampled = [requests[i] for i in ready]
+        self.sample(sampled, hidden[last_rows[ready]])
         self.record_step(batch, kind, held, started, host_time)
-        for request in batch.requests:
+        for request in requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
-        return [batch.requests[i] for i in ready]
+        return sampled
 
     def release(self, request):
         self.scheduler.finish(request)
