@@ -150,9 +150,6 @@ def test_waiting_served_ratio_admits_only_when_enough_wait():
 
 
 def test_token_ids_equal_slices_of_the_whole_sequence():
-    from minicb.request import Request
-    from minicb.sampling import SamplingParams
-
     request = Request([10, 11, 12, 13], SamplingParams(max_tokens=8), eos_token_ids=())
     request.output_token_ids = [20, 21, 22]
     whole = request.all_token_ids
