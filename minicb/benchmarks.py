@@ -116,12 +116,14 @@ def schedule_intervals(path, intervals, preset, num_requests, scale, options, qp
 
 
 def host_and_step_ms(run) -> dict:
-    """Median host time (scheduling + building inputs) and whole-step time, in ms, per step kind."""
+    """Per step kind, median ms of: host work before the forward pass
+    (scheduling + building inputs), the forward pass on the device, the whole step."""
     out = {}
     for kind in ("prefill", "decode", "mixed"):
         steps = [s for s in run.steps if s.kind == kind]
         if steps:
             out[kind] = dict(host_ms=1e3 * statistics.median(s.host_time for s in steps),
+                             forward_ms=1e3 * statistics.median(s.forward_time for s in steps),
                              step_ms=1e3 * statistics.median(s.duration for s in steps), steps=len(steps))
     return out
 
@@ -210,7 +212,8 @@ def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps
         roofline = (weights + kv_bytes) / bandwidth
         rows.append(dict(batch=batch, context=context, step_ms=1e3 * measured, roofline_ms=1e3 * roofline,
                          ratio=measured / roofline, weight_bytes=weights, kv_bytes=int(kv_bytes),
-                         host_ms=1e3 * statistics.median(s.host_time for s in steps)))
+                         host_ms=1e3 * statistics.median(s.host_time for s in steps),
+                         forward_ms=1e3 * statistics.median(s.forward_time for s in steps)))
     return rows
 # ANCHOR_END: roofline
 

@@ -28,6 +28,7 @@ class StepRecord:
     duration: float = 0.0          # seconds, the whole step
     kv_held: list = field(default_factory=list)   # (request id, tokens cached, token slots held)
     host_time: float = 0.0         # seconds of it spent scheduling and building inputs (stages 4-5)
+    forward_time: float = 0.0      # seconds the forward pass took on the device (stages 4-5)
 
     @property
     def useful_rows(self) -> int:

@@ -40,7 +40,8 @@ def test_decode_steps_run_the_whole_batch(llama):
     steps = benchmarks.decode_steps_at(engine, 4, 20, 5)
     assert len(steps) == 5
     assert all(s.kind == "decode" and s.useful_rows == 4 and s.num_tokens == 4 for s in steps)
-    assert all(0 < s.host_time < s.duration for s in steps)
+    assert all(0 < s.host_time < s.duration and 0 < s.forward_time < s.duration for s in steps)
+    assert all(s.host_time + s.forward_time < s.duration for s in steps)
     assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0
 
 

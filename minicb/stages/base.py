@@ -76,13 +76,13 @@ class Engine:
                     self.progress.update(1)
     # ANCHOR_END: sample
 
-    def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0):
+    def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0, forward_time=0.0):
         """kv_held: (request id, tokens cached, token slots held) per request
         holding KV memory. kv_reserved defaults to the slots they hold."""
         reserved = sum(h for _, _, h in kv_held) if kv_reserved is None else kv_reserved
         self.steps.append(StepRecord(kind, rows, num_tokens, reserved, sum(u for _, u, _ in kv_held),
                                      duration=time.perf_counter() - started, kv_held=kv_held,
-                                     host_time=host_time))
+                                     host_time=host_time, forward_time=forward_time))
 
     def new_kv_cache(self, *leading):
         """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""
@@ -93,6 +93,33 @@ class Engine:
 
     def tensor(self, values, dtype=torch.long):
         return torch.tensor(values, dtype=dtype, device=self.device)
+
+
+# ANCHOR: device_timer
+class DeviceTimer:
+    """How long the work launched inside ``with`` takes on the device: CUDA
+    events on a GPU (read ``seconds`` once the step has synced, e.g. after
+    sampling), wall time on a CPU, where the work runs as it is launched."""
+
+    def __init__(self, device):
+        self.cuda = str(device).startswith("cuda")
+
+    def __enter__(self):
+        if self.cuda:
+            self.begin, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self.begin.record()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.cuda:
+            self.end.record()
+        self.elapsed = time.perf_counter() - self.started
+
+    @property
+    def seconds(self) -> float:
+        return self.begin.elapsed_time(self.end) / 1e3 if self.cuda else self.elapsed
+# ANCHOR_END: device_timer
 
 
 # ANCHOR: run_to_completion

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from ..scheduler import Scheduler
-from .base import Engine
+from .base import DeviceTimer, Engine
 
 
 # ANCHOR: slots
@@ -109,14 +109,15 @@ class ContinuousEngine(Engine):
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
         host_time = time.perf_counter() - started             # scheduling + building inputs
-        hidden = self.forward(kind, ids, positions, attn)
+        with DeviceTimer(self.device) as forward_timer:
+            hidden = self.forward(kind, ids, positions, attn)
         self.scheduler.computed(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
         ready = [i for i, r in enumerate(requests) if r.num_computed_tokens == r.num_tokens]
         held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
         sampled = [requests[i] for i in ready]
         self.sample(sampled, hidden[last_rows[ready]])
-        self.record_step(batch, kind, held, started, host_time)
+        self.record_step(batch, kind, held, started, host_time, forward_timer.seconds)   # sampling synced
         for request in requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
@@ -149,9 +150,9 @@ class ContinuousEngine(Engine):
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 
-    def record_step(self, batch, kind, held, started, host_time):
+    def record_step(self, batch, kind, held, started, host_time, forward_time):
         self.record(kind, self.batch_rows(batch), batch.num_tokens, held, started, kv_reserved=self.kv_reserved(),
-                    host_time=host_time)
+                    host_time=host_time, forward_time=forward_time)
 
     def batch_rows(self, batch) -> list:
         """One row per sequence slot: the id of the request that ran in it, or None."""
