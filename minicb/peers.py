@@ -33,10 +33,11 @@ class PeerRun(Throughput):
     output_tokens: int             # tokens the requests asked for (padding rows excluded)
     wall_time: float
     outputs: list = field(default_factory=list, repr=False)    # generated ids, one list per request
+    attention: str = ""            # the attention implementation transformers ran
 
     def summary(self) -> dict:
         return dict(requests=self.num_requests, output_tokens=self.output_tokens, wall_s=self.wall_time,
-                    output_tok_s=self.output_throughput, total_tok_s=self.total_throughput)
+                    output_tok_s=self.output_throughput, total_tok_s=self.total_throughput, attention=self.attention)
 
 
 def load_hf_model(path, dtype, device):
@@ -71,7 +72,7 @@ def hf_generate(model, workload: Workload, batch_size: int) -> PeerRun:
         lengths = workload.output_lens[first:first + batch_size]
         tokens = generate_batch_of(model, prompts, max(lengths))
         outputs += [row[:n] for row, n in zip(tokens, lengths)]
-    return peer_run(workload, outputs, time.perf_counter() - started)
+    return peer_run(workload, outputs, time.perf_counter() - started, model)
 
 
 def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
@@ -95,7 +96,7 @@ def hf_generate_batch(model, workload: Workload) -> PeerRun:
     from transformers import GenerationConfig
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=16)
-    manager = model.init_continuous_batching(generation_config=config)
+    manager = model.init_continuous_batching(generation_config=config)   # may switch to flash attention
     if torch.cuda.is_available() and hasattr(manager, "warmup"):
         manager.warmup()                    # its CUDA graphs are captured before the clock starts
     manager.start()
@@ -104,9 +105,9 @@ def hf_generate_batch(model, workload: Workload) -> PeerRun:
         started = time.perf_counter()
         outputs = run_manager(manager, workload.prompts, workload.output_lens)
         wall_time = time.perf_counter() - started
+        return peer_run(workload, outputs, wall_time, model)
     finally:
         manager.stop(block=True)
-    return peer_run(workload, outputs, wall_time)
 
 
 def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:
@@ -128,6 +129,6 @@ def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:
 # ANCHOR_END: hf_generate_batch
 
 
-def peer_run(workload, outputs, wall_time) -> PeerRun:
+def peer_run(workload, outputs, wall_time, model) -> PeerRun:
     return PeerRun(len(workload.prompts), sum(workload.prompt_lens), sum(len(o) for o in outputs),
-                   wall_time, outputs)
+                   wall_time, outputs, model.config._attn_implementation)

@@ -24,6 +24,7 @@ def test_peer_matches_minicb_token_for_token(llama, workload, minicb_tokens, pee
     assert run.output_tokens == sum(workload.output_lens)
     assert run.prompt_tokens == sum(workload.prompt_lens)
     assert run.output_throughput == run.output_tokens / run.wall_time > 0
+    assert run.attention and run.summary()["attention"] == run.attention
 
 
 def test_unknown_peer_is_named(llama, workload):
