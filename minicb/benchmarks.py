@@ -98,13 +98,13 @@ def scheduling_variants(chunk_sizes) -> dict:
 
 
 def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps, seed=2):
-    """{preset: {variant: RunMetrics}} for the paged engine under Poisson load."""
+    """{preset: {variant: RunMetrics}} for the paged engine, requests arriving
+    at ``qps`` (inf: all waiting at the start)."""
     results = {}
     for preset in presets:
         workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
-        results[preset] = {}
-        for name, variant in scheduling_variants(chunk_sizes).items():
-            results[preset].update({name: run_bench(path, ["paged"], workload, **options, **variant)["paged"]})
+        results[preset] = {name: run_bench(path, ["paged"], workload, **options, **variant)["paged"]
+                           for name, variant in scheduling_variants(chunk_sizes).items()}
     return results
 # ANCHOR_END: knobs
 
