@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .online_softmax import attend_block, finish_rows, launch_options
+from .online_softmax import STEP_VARYING, attend_block, finish_rows, launch_options
 
 
 # ANCHOR: tile
@@ -63,7 +63,7 @@ def causal_attention_tile(
 
 
 # ANCHOR: kernel
-@triton.jit
+@triton.jit(do_not_specialize=STEP_VARYING)
 def _contiguous_attention_kernel(
     Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
     num_queries, context_len, scale,

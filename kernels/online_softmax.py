@@ -38,6 +38,15 @@ def finish_rows(acc, l_i):
     return acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
 
 
+# ANCHOR: step_varying
+# Triton compiles a kernel anew when an integer argument moves between three
+# classes: equal to 1, divisible by 16, neither (it specializes on them).
+# Lengths change every step, so a serving run would stop to compile whenever
+# one first entered another class: the kernels mark them do_not_specialize.
+STEP_VARYING = ["num_queries", "context_len"]
+# ANCHOR_END: step_varying
+
+
 def launch_options(q, head_dim, num_queries):
     """Block sizes and dot precision shared by the host wrappers."""
     if q.dtype not in SUPPORTED_DTYPES:

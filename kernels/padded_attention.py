@@ -11,11 +11,11 @@ import triton
 import triton.language as tl
 
 from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import launch_options
+from .online_softmax import STEP_VARYING, launch_options
 
 
 # ANCHOR: kernel
-@triton.jit
+@triton.jit(do_not_specialize=STEP_VARYING + ["stride_qb", "stride_ob"])      # both scale with num_queries
 def _padded_attention_kernel(
     Q, K, V, O, PAD_LENS,             # q/o [B, Lq, H, d]; k/v cache [B, T, KVH, d]; pad_lens [B]
     stride_qb, stride_qt, stride_qh, stride_kb, stride_kt, stride_kh,

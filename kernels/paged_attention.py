@@ -22,7 +22,7 @@ from .ragged_attention import sequence_rows
 
 
 # ANCHOR: kernel
-@triton.jit
+@triton.jit(do_not_specialize=["stride_table"])     # the block table's width changes every step
 def _paged_attention_kernel(
     Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,  # q/o [N, H, d]; k/v cache [blocks * size, KVH, d]
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, stride_table, block_size, scale,
@@ -42,7 +42,7 @@ def _paged_attention_kernel(
 
 
 # ANCHOR: split_kernel
-@triton.jit
+@triton.jit(do_not_specialize=["stride_lse_part", "stride_table", "split_len"])
 def _paged_attention_split_kernel(
     Q, K, V, O_PARTS, LSE_PARTS, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,  # parts: [splits, N, H, (d)]
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, stride_part, stride_lse_part,

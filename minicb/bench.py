@@ -9,6 +9,7 @@ from .figures import environment
 from .llm import LLMEngine
 from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from .peers import run_peer
+from .sampling import SamplingParams
 from .workload import preset_workload
 
 
@@ -20,15 +21,26 @@ def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
     runs = {}
     for name in engines:
         engine = LLMEngine(model, engine=name, **{**options, **(engine_options or {}).get(name, {})})
-        engine.add_request([3] * 8, None)                       # warm-up: first-call costs stay out
-        while engine.has_unfinished_requests():
-            engine.step()
+        warm_up(engine)
         runs[name] = replay(engine, workload, use_tqdm=True)
         del engine                                   # free its KV cache before the next engine sizes its own
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     return runs
 # ANCHOR_END: bench
+
+
+# ANCHOR: warm_up
+def warm_up(engine: LLMEngine):
+    """Run one short request per attention tile height (BLOCK_M 16, 32 and 64
+    queries: prompts of up to 16, 32 and more tokens), so that Triton compiles
+    every kernel variant before the clock starts."""
+    for prompt_len in (8, 24, 80):
+        prompt_len = max(1, min(prompt_len, engine.config.max_model_len - 2))
+        engine.add_request([3] * prompt_len, SamplingParams(max_tokens=2))
+        while engine.has_unfinished_requests():
+            engine.step()
+# ANCHOR_END: warm_up
 
 
 def default_device() -> str:

@@ -10,6 +10,11 @@ input buffers sized for ``max_num_seqs`` and one graph per batch-size bucket
 into the first n rows and pads the rest of its bucket with rows that write
 no K/V (slot -1) and attend to one key; their outputs are never read.
 
+Every bucket is captured when the engine starts, largest first (the
+smaller graphs then fit in the memory the largest reserved), as vLLM does:
+a capture costs a forward pass or two, and it belongs to start-up, not to the
+first step that happens to need that bucket.
+
 Only decode steps (one new token per request) use graphs: prefills vary in
 shape every step and are few. With ``capture=False`` the runner calls the
 model on the same padded buffers without capturing: on a CPU, that is how
@@ -41,6 +46,9 @@ class DecodeGraphs:
         self.seq_lens = torch.ones(n, dtype=torch.int32, device=device)
         self.block_tables = torch.zeros((n, max_blocks), dtype=torch.int32, device=device)
         self.graphs, self.outputs, self.pool = {}, {}, None
+        if capture:
+            for bucket in reversed(self.buckets):
+                self.record(bucket)
 
     def __call__(self, input_ids, positions, attn):
         """The decode step's hidden states [n, hidden], as ``model(input_ids, positions, attn)``."""
@@ -49,8 +57,6 @@ class DecodeGraphs:
         self.fill(n, bucket, input_ids, positions, attn)
         if not self.capture:
             return self.forward(bucket)[:n]
-        if bucket not in self.graphs:
-            self.record(bucket)
         self.graphs[bucket].replay()
         return self.outputs[bucket][:n]
 

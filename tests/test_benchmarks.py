@@ -3,6 +3,7 @@ same attention, the roofline counts the right bytes, decode steps run full."""
 import torch
 
 from minicb import LLMEngine, benchmarks
+from minicb.bench import warm_up
 from minicb.checkpoint import load_model
 
 
@@ -47,3 +48,11 @@ def test_decode_steps_run_the_whole_batch(llama):
 
 def test_load_rates_scale_the_saturation_rate():
     assert benchmarks.load_rates(8.0) == {"light": 2.0, "heavy": 7.2}
+
+
+def test_warm_up_runs_every_tile_height_and_leaves_nothing_behind(llama):
+    engine = LLMEngine(llama, engine="paged", max_model_len=64, block_size=4)
+    warm_up(engine)
+    prefills = [s.num_tokens for s in engine.engine.steps if s.kind == "prefill"]
+    assert prefills == [8, 24, 62]                    # up to 16, up to 32 and over 32 queries; clipped to fit
+    assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0

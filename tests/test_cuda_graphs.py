@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.cuda_graphs import bucket_sizes
+from minicb.cuda_graphs import DecodeGraphs, bucket_sizes
 from minicb.config import EngineConfig
 
 from .conftest import PROMPTS
@@ -50,3 +50,14 @@ def test_cuda_graphs_need_cuda_and_triton():
         with pytest.raises(ValueError, match="device 'cpu'"):
             EngineConfig(engine="paged", cuda_graphs=True)
         assert EngineConfig(engine="paged").cuda_graphs is False
+
+
+def test_every_bucket_is_captured_at_start_largest_first(monkeypatch):
+    # Capturing needs CUDA; record stands in for it, to check when and in what order it runs.
+    recorded = []
+    monkeypatch.setattr(DecodeGraphs, "record", lambda self, bucket: recorded.append(bucket))
+    DecodeGraphs(model=None, make_attention=None, max_num_seqs=40, max_blocks=4, device="cpu", capture=True)
+    assert recorded == [40, 32, 16, 8, 4, 2, 1]
+    recorded.clear()
+    DecodeGraphs(model=None, make_attention=None, max_num_seqs=40, max_blocks=4, device="cpu", capture=False)
+    assert recorded == []

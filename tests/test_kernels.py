@@ -6,6 +6,10 @@ share kernels/online_softmax.py. On a CPU they run through
 Triton's interpreter in fp32 and fp16; bf16 runs only on a GPU, because the
 interpreter's bf16 arithmetic is not faithful.
 """
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -153,3 +157,19 @@ def test_store_kv_cache_rejects_mismatched_shapes():
     cache = rand(10, 4, 64, dtype=torch.float32)
     with pytest.raises(ValueError, match="does not fit the cache"):
         store_kv_cache(k, k, cache, cache.clone(), torch.arange(3, device=DEVICE))
+
+
+def test_lengths_that_change_every_step_are_not_specialized():
+    # Under the interpreter do_not_specialize is never read, and a misspelt name
+    # would only fail on a GPU: compile-mode kernels are checked in a fresh process.
+    code = ("import minicb.kernels.contiguous_attention as c, minicb.kernels.padded_attention as d, "
+            "minicb.kernels.paged_attention as p\n"
+            "for k in (c._contiguous_attention_kernel, d._padded_attention_kernel, p._paged_attention_kernel, "
+            "p._paged_attention_split_kernel):\n"
+            "    print(sorted(x.name for x in k.params if x.do_not_specialize))")
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    lines = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert lines == [str(sorted(names)) for names in (
+        ["context_len", "num_queries"], ["context_len", "num_queries", "stride_ob", "stride_qb"],
+        ["stride_table"], ["split_len", "stride_lse_part", "stride_table"])]
