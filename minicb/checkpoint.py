@@ -83,6 +83,9 @@ TINY = {
 }
 
 
+RECIPE = "minicb_recipe.json"     # how make_tiny_checkpoint made the folder
+
+
 # ANCHOR: make_tiny_checkpoint
 def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float32",
                          max_position_embeddings=2048):
@@ -101,6 +104,14 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
                          f"(any arch) or, with arch='llama', one of {list(SHAPES)}")
     torch_dtype = resolve_dtype(dtype)
     path = Path(path)
+    # The seed fixes every weight, so a folder made from the same recipe is reused
+    # (the 8B shape takes minutes to write). The recipe is written last: a
+    # folder left half-written by an interrupted run does not match.
+    recipe = dict(arch=arch, seed=seed, shape=shape, dtype=str(torch_dtype),
+                  max_position_embeddings=max_position_embeddings)
+    if (path / RECIPE).is_file() and json.loads((path / RECIPE).read_text()) == recipe:
+        return str(path)
+    (path / RECIPE).unlink(missing_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _byte_level_tokenizer()
     dims = dict(TINY[arch] if shape == "tiny" else SHAPES[shape])
@@ -113,6 +124,7 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     tokenizer.save_pretrained(path)
     weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed, torch_dtype)
     save_file(weights, path / "model.safetensors", metadata={"format": "pt"})
+    (path / RECIPE).write_text(json.dumps(recipe))
     return str(path)
 # ANCHOR_END: make_tiny_checkpoint
 

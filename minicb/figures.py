@@ -7,9 +7,15 @@ laptop run never overwrites the measured figures.
 import datetime
 import json
 import platform
+import time
 from pathlib import Path
 
 import torch
+
+
+# When the notebook imported this module: each sidecar says how long the run had taken
+# by the time its figure was saved, which is what sizing the next full-scale run needs.
+STARTED = time.perf_counter()
 
 
 def project_root() -> Path:
@@ -45,7 +51,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     out = figure_dir()
     png = out / f"{name}.png"
     fig.savefig(png, dpi=120, bbox_inches="tight")
-    sidecar = dict(figure=png.name, **environment(), **meta)
+    sidecar = dict(figure=png.name, **environment(), seconds_into_run=round(time.perf_counter() - STARTED, 1), **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
 

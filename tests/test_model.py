@@ -58,6 +58,21 @@ def test_same_seed_same_weights_other_seed_other_weights(tmp_path):
     assert not torch.equal(a.lm_head.weight, c.lm_head.weight)
 
 
+def test_a_folder_from_the_same_recipe_is_reused_and_any_other_is_rewritten(tmp_path):
+    weights = tmp_path / "m" / "model.safetensors"
+    make_tiny_checkpoint(tmp_path / "m", seed=3)
+    weights.write_bytes(b"left alone")                   # a rewrite would replace this
+    make_tiny_checkpoint(tmp_path / "m", seed=3)
+    assert weights.read_bytes() == b"left alone"
+    make_tiny_checkpoint(tmp_path / "m", seed=4)         # another seed: written anew
+    c = load_model(make_tiny_checkpoint(tmp_path / "c", seed=4))
+    assert torch.equal(load_model(str(tmp_path / "m")).lm_head.weight, c.lm_head.weight)
+    (tmp_path / "m" / "minicb_recipe.json").unlink()     # as if interrupted before the end
+    weights.write_bytes(b"half written")
+    assert torch.equal(load_model(make_tiny_checkpoint(tmp_path / "m", seed=4)).lm_head.weight,
+                       c.lm_head.weight)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_loads_in_half_precision(llama, dtype):
     model = load_model(llama, dtype=dtype)
