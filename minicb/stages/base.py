@@ -141,9 +141,14 @@ class RunToCompletionEngine(Engine):
                     return []          # nothing ready to run yet
                 self.running = self.run_batch(batch)
             advanced = next(self.running, None)
-            if advanced is not None:
-                return advanced
-            self.running = None        # that batch is done: start the next one
+            if advanced is None:
+                self.running = None    # that batch is done: start the next one
+                continue
+            if all(r.finished for r in advanced):
+                # Its last step: drop the generator now, and the KV cache its frame
+                # holds, rather than at the next step(), which may be long in coming.
+                self.running = None
+            return advanced
 
     def next_batch(self) -> list[Request]:
         raise NotImplementedError

@@ -13,6 +13,7 @@ chunks beside the decodes; with ``enable_prefix_caching`` requests that start
 with the same tokens share those blocks.
 """
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
@@ -43,6 +44,11 @@ class PagedBatch:
 # ANCHOR_END: paged_batch
 
 
+def decode_batch(k_cache, v_cache, ops, block_size, slot_mapping, cu_seqlens_q, seq_lens, block_tables):
+    """A PagedBatch of decode steps (one query per sequence), for the CUDA graphs."""
+    return PagedBatch(k_cache, v_cache, ops, slot_mapping, cu_seqlens_q, seq_lens, block_tables, block_size, 1)
+
+
 # ANCHOR: engine
 class PagedEngine(ContinuousEngine):
     name = "paged"
@@ -69,8 +75,9 @@ class PagedEngine(ContinuousEngine):
 
     def make_decode_graphs(self, capture) -> DecodeGraphs:
         cfg = self.config
-        def make_attention(*metadata):
-            return PagedBatch(self.k_cache, self.v_cache, self.ops, *metadata, cfg.block_size, max_query_len=1)
+        # A partial, not a closure over self: the graphs must not keep the engine (and
+        # its KV cache) alive after the engine is dropped.
+        make_attention = partial(decode_batch, self.k_cache, self.v_cache, self.ops, cfg.block_size)
         max_blocks = -(-cfg.max_model_len // cfg.block_size)
         return DecodeGraphs(self.model, make_attention, cfg.max_num_seqs, max_blocks, self.k_cache.device, capture)
 
