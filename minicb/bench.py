@@ -35,8 +35,9 @@ def warm_up(engine: LLMEngine):
     """Run one short request per attention tile height (BLOCK_M 16, 32 and 64
     queries: prompts of up to 16, 32 and more tokens), so that Triton compiles
     every kernel variant before the clock starts."""
-    for prompt_len in (8, 24, 80):
-        prompt_len = max(1, min(prompt_len, engine.config.max_model_len - 2))
+    cfg = engine.config
+    for prompt_len in (8, 24, 80):        # each clipped to what the engine accepts
+        prompt_len = max(1, min(prompt_len, cfg.max_model_len - 2, cfg.max_num_batched_tokens))
         engine.add_request([3] * prompt_len, SamplingParams(max_tokens=2))
         while engine.has_unfinished_requests():
             engine.step()

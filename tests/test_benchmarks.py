@@ -56,3 +56,7 @@ def test_warm_up_runs_every_tile_height_and_leaves_nothing_behind(llama):
     prefills = [s.num_tokens for s in engine.engine.steps if s.kind == "prefill"]
     assert prefills == [8, 24, 62]                    # up to 16, up to 32 and over 32 queries; clipped to fit
     assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0
+
+    small_steps = LLMEngine(llama, engine="continuous", max_num_seqs=4, max_num_batched_tokens=20)
+    warm_up(small_steps)                              # no chunked prefill: a prompt must fit one step
+    assert [s.num_tokens for s in small_steps.engine.steps if s.kind == "prefill"] == [8, 20, 20]
