@@ -51,7 +51,8 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     out = figure_dir()
     png = out / f"{name}.png"
     fig.savefig(png, dpi=120, bbox_inches="tight")
-    sidecar = dict(figure=png.name, **environment(), seconds_into_run=round(time.perf_counter() - STARTED, 1), **meta)
+    elapsed = round(time.perf_counter() - STARTED, 1)
+    sidecar = dict(figure=png.name, **environment(), seconds_into_run=elapsed, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
 
