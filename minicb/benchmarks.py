@@ -200,14 +200,17 @@ def decode_weight_bytes(model) -> int:
 
 def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps=16):
     """For each batch size: the paged engine's median decode step, and the
-    time to stream (decode weights + the batch's KV) once at ``bandwidth``."""
+    time to stream (decode weights + the batch's KV) once at ``bandwidth``.
+    A step's time is from its start to the next step's start, which counts
+    the same work whether or not the host runs ahead (async scheduling)."""
     engine = LLMEngine(path, engine="paged", max_num_seqs=max(batch_sizes), **options)
     model = engine.model
     kv_per_token = model.config.kv_bytes_per_token(model.embed_tokens.weight.element_size())
     weights, rows = decode_weight_bytes(model), []
     for batch in batch_sizes:
-        steps = decode_steps_at(engine, batch, context, decode_steps)
-        measured = statistics.median(s.duration for s in steps)
+        steps = decode_steps_at(engine, batch, context, decode_steps + 1)
+        measured = statistics.median(b.started - a.started for a, b in zip(steps, steps[1:]))
+        steps = steps[:-1]                                  # the steps those intervals timed
         kv_bytes = batch * (context + decode_steps / 2) * kv_per_token      # mean context over the steps
         roofline = (weights + kv_bytes) / bandwidth
         rows.append(dict(batch=batch, context=context, step_ms=1e3 * measured, roofline_ms=1e3 * roofline,

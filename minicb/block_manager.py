@@ -103,8 +103,8 @@ class BlockManager:
 
     def computed(self, request):
         """After a step: publish the request's newly filled blocks in the cache."""
-        if not self.enable_prefix_caching:
-            return
+        if not self.enable_prefix_caching or request.request_id not in self.block_tables:
+            return                          # (async scheduling: it was freed while its step ran)
         hashes, table, size = self.block_hashes[request.request_id], self.block_tables[request.request_id], \
             self.block_size
         tokens = request.all_token_ids

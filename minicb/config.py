@@ -64,6 +64,11 @@ class EngineConfig:
     """Stage 5: replay decode steps from CUDA graphs, captured once per
     batch-size bucket, so a step costs a few launches instead of hundreds.
     Default: on with CUDA and the triton backend; needs both."""
+    async_scheduling: bool = False
+    """Stage 5: schedule and launch step N+1 before reading step N's tokens,
+    which stay on the device as step N+1's inputs, so the GPU never waits for
+    the host. A request that stops on EOS runs one extra step, whose token is
+    dropped."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
 
@@ -99,6 +104,8 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
+        if self.async_scheduling and self.engine != "paged":
+            raise ValueError(f"async_scheduling=True needs engine 'paged', got engine {self.engine!r}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config

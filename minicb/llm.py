@@ -15,6 +15,7 @@ from .request import Request, RequestOutput, StepOutput
 from .sampling import SamplingParams, make_generator
 from .stages.continuous import ContinuousEngine
 from .stages.dynamic import DynamicEngine
+from .stages.overlap import AsyncPagedEngine
 from .stages.paged import PagedEngine
 from .stages.single import SingleEngine
 from .stages.static import StaticEngine
@@ -44,7 +45,8 @@ class LLMEngine:
         self.model = load_model(model, self.config.dtype, self.config.device)
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.engine = ENGINES[engine](self.model, self.config)
+        engine_class = AsyncPagedEngine if self.config.async_scheduling else ENGINES[engine]
+        self.engine = engine_class(self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         # Every request ever added, by id, so finished outputs stay readable (the driver
         # and the tests read them). A server running for days would drop finished ones.

@@ -29,6 +29,7 @@ class StepRecord:
     kv_held: list = field(default_factory=list)   # (request id, tokens cached, token slots held)
     host_time: float = 0.0         # seconds of it spent scheduling and building inputs (stages 4-5)
     forward_time: float = 0.0      # seconds the forward pass took on the device (stages 4-5)
+    started: float = 0.0           # time.perf_counter() when the step began
 
     @property
     def useful_rows(self) -> int:

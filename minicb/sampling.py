@@ -52,6 +52,13 @@ class Sampler:
             return logits.argmax(dim=-1).tolist()
         return [self._sample_row(row, p, g) for row, p, g in zip(logits, params, generators)]
 
+    def on_device(self, logits, params: list[SamplingParams], generators: list) -> torch.Tensor:
+        """The same tokens as a tensor on logits' device. A greedy batch never
+        leaves the device, so the host need not wait for it."""
+        if all(p.greedy for p in params):
+            return logits.argmax(dim=-1)
+        return torch.tensor(self(logits, params, generators), device=logits.device)
+
     @staticmethod
     def _sample_row(logits, p: SamplingParams, generator) -> int:
         if p.greedy:

@@ -107,8 +107,12 @@ class Scheduler:
     def tokens_to_compute(self, request, budget) -> int:
         """All uncomputed tokens, or with chunked prefill as many as the
         budget allows; 0 if they do not fit this step."""
+        if request.last_token_in_flight:
+            return 0                        # async scheduling: it finishes when that token lands
         remaining = request.num_tokens - request.num_computed_tokens
-        if self.config.enable_chunked_prefill:
+        # The second case: a preempted request whose prompt + output outgrew any one
+        # step. Without chunks it would wait forever.
+        if self.config.enable_chunked_prefill or remaining > self.config.max_num_batched_tokens:
             return min(remaining, budget)
         return remaining if remaining <= budget else 0
 # ANCHOR_END: scheduler
@@ -136,10 +140,15 @@ class Scheduler:
         self.waiting.appendleft(request)
     # ANCHOR_END: preempt
 
-    def computed(self, batch: ScheduledBatch):
-        """After the forward pass: the scheduled tokens are now in the cache."""
+    def advance(self, batch: ScheduledBatch):
+        """The forward pass is launched: the scheduled tokens count as cached."""
         for request, n in batch.entries:
             request.num_computed_tokens += n
+
+    def publish(self, batch: ScheduledBatch):
+        """The batch's tokens are known on the host: offer its newly filled
+        blocks to later prompts (stage 5's prefix caching)."""
+        for request in batch.requests:
             self.kv.computed(request)
 
     def finish(self, request: Request):
@@ -147,3 +156,5 @@ class Scheduler:
         if request in self.running:
             self.running.remove(request)
             self.kv.free(request)
+        elif request in self.waiting:       # async scheduling: preempted while its last token was in flight
+            self.waiting.remove(request)

@@ -1,5 +1,6 @@
 """The benchmark experiments measure what they say: every layout computes the
 same attention, the roofline counts the right bytes, decode steps run full."""
+import pytest
 import torch
 
 from minicb import LLMEngine, benchmarks
@@ -36,10 +37,12 @@ def test_decode_weight_bytes_leave_out_an_untied_embedding(checkpoints):
     assert benchmarks.decode_weight_bytes(model) == (every - embedding if expected == every else every)
 
 
-def test_decode_steps_run_the_whole_batch(llama):
-    engine = LLMEngine(llama, engine="paged", attention_backend="torch", max_num_seqs=4)
+@pytest.mark.parametrize("overlap", [False, True])
+def test_decode_steps_run_the_whole_batch(llama, overlap):
+    engine = LLMEngine(llama, engine="paged", attention_backend="torch", max_num_seqs=4, async_scheduling=overlap)
     steps = benchmarks.decode_steps_at(engine, 4, 20, 5)
     assert len(steps) == 5
+    assert all(a.started < b.started for a, b in zip(steps, steps[1:]))     # in the order they ran
     assert all(s.kind == "decode" and s.useful_rows == 4 and s.num_tokens == 4 for s in steps)
     assert all(0 < s.host_time < s.duration and 0 < s.forward_time < s.duration for s in steps)
     assert all(s.host_time + s.forward_time < s.duration for s in steps)

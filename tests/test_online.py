@@ -13,6 +13,7 @@ ONLINE_ENGINES = {
     "static": dict(engine="static", max_batch_size=2),
     "dynamic": dict(engine="dynamic", max_batch_size=2, max_wait_ms=1),
     "continuous": dict(engine="continuous", max_num_seqs=2),
+    "paged-async": dict(engine="paged", max_num_seqs=2, async_scheduling=True),
 }
 
 
@@ -131,13 +132,14 @@ def test_a_prompt_over_the_token_budget_is_refused(llama):
     run_all(engine)
 
 
-@pytest.mark.parametrize("name", ["single", "static", "dynamic", "continuous", "paged"])
+@pytest.mark.parametrize("name", ["single", "static", "dynamic", "continuous", "paged", "paged-async"])
 def test_a_dropped_engine_frees_its_kv_cache_at_once(llama, name):
     # GPU memory comes back when the last reference to a tensor goes. A reference
     # cycle would keep a dropped engine's KV cache until the garbage collector
     # happened to run, and the next engine would find less memory free.
-    engine = LLMEngine(llama, engine=name, max_wait_ms=1)
-    if name == "paged":                  # the CUDA-graph runner a GPU would have, minus the capture
+    engine = LLMEngine(llama, engine=name.removesuffix("-async"), max_wait_ms=1,
+                       async_scheduling=name.endswith("-async"))
+    if name.startswith("paged"):         # the CUDA-graph runner a GPU would have, minus the capture
         engine.engine.decode_graphs = engine.engine.make_decode_graphs(capture=False)
     engine.add_request([3, 4, 5], params(3))
     while engine.has_unfinished_requests():

@@ -109,6 +109,24 @@ def test_preemption_recomputes_to_the_same_output(llama):
     assert llm.last_run.num_preemptions > 0
 
 
+def test_a_recompute_longer_than_any_step_runs_in_chunks(llama):
+    # A preempted request recomputes prompt + output. Here that outgrows the step
+    # budget of 12 tokens, so without chunked prefill it runs in chunks (else it
+    # would wait forever).
+    prompts = [list(range(3 + i, 13 + i)) for i in range(4)]
+    params = SamplingParams(max_tokens=12, ignore_eos=True)
+    expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
+    engine = LLMEngine(llama, engine="paged", block_size=4, num_blocks=12, max_num_seqs=4, max_num_batched_tokens=12)
+    ids = [engine.add_request(p, params) for p in prompts]
+    for _ in range(200):
+        if engine.has_unfinished_requests():
+            engine.step()
+    assert not engine.has_unfinished_requests(), "a preempted request waited forever"
+    assert [engine.requests[i].output_token_ids for i in ids] == expected
+    assert sum(engine.requests[i].num_preemptions for i in ids) > 0
+    assert max(s.num_tokens for s in engine.engine.steps) <= 12
+
+
 def test_chunked_prefill_runs_prompts_in_chunks_beside_decodes(llama, hf_greedy):
     outputs, llm = paged_run(llama, PROMPTS, GREEDY, enable_chunked_prefill=True, max_num_batched_tokens=8,
                              max_num_seqs=5)

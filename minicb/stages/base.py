@@ -67,14 +67,23 @@ class Engine:
         Sample one token for each and append it; finished requests leave
         ``unfinished`` and tick the progress bar."""
         logits = self.model.compute_logits(hidden)
-        tokens = self.sampler(logits, [r.params for r in requests], [r.generator for r in requests])
-        now = time.perf_counter()
+        self.deliver(requests, self.sampler(logits, [r.params for r in requests], [r.generator for r in requests]))
+    # ANCHOR_END: sample
+
+    def deliver(self, requests: list[Request], tokens: list[int]) -> list[Request]:
+        """Append each request's new token; return the requests that took one
+        (with async scheduling, a request may have finished or been aborted
+        while its token was in flight: that token is dropped)."""
+        now, delivered = time.perf_counter(), []
         for request, token in zip(requests, tokens):
+            if request.finished:
+                continue
+            delivered.append(request)
             if request.append_token(token, now):
                 self.unfinished.pop(request.request_id, None)
                 if self.progress is not None:
                     self.progress.update(1)
-    # ANCHOR_END: sample
+        return delivered
 
     def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0, forward_time=0.0):
         """kv_held: (request id, tokens cached, token slots held) per request
@@ -82,7 +91,7 @@ class Engine:
         reserved = sum(h for _, _, h in kv_held) if kv_reserved is None else kv_reserved
         self.steps.append(StepRecord(kind, rows, num_tokens, reserved, sum(u for _, u, _ in kv_held),
                                      duration=time.perf_counter() - started, kv_held=kv_held,
-                                     host_time=host_time, forward_time=forward_time))
+                                     host_time=host_time, forward_time=forward_time, started=started))
 
     def new_kv_cache(self, *leading):
         """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""
@@ -92,7 +101,10 @@ class Engine:
         return weight.new_zeros(shape), weight.new_zeros(shape)
 
     def tensor(self, values, dtype=torch.long):
-        return torch.tensor(values, dtype=dtype, device=self.device)
+        # Staged in pinned host memory and copied without waiting: a blocking copy
+        # would also wait for every kernel already queued on the GPU.
+        on_cuda = str(self.device).startswith("cuda")
+        return torch.tensor(values, dtype=dtype, pin_memory=on_cuda).to(self.device, non_blocking=True)
 
 
 # ANCHOR: device_timer

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..scheduler import Scheduler
+from ..scheduler import ScheduledBatch, Scheduler
 from .base import DeviceTimer, Engine
 
 
@@ -77,6 +77,19 @@ class RaggedBatch:
 # ANCHOR_END: ragged_batch
 
 
+@dataclass
+class LaunchedStep:
+    """A forward pass on its way: what ran, and what to log once its tokens are read."""
+    batch: ScheduledBatch
+    kind: str
+    sampled: list                   # the requests that get a token from it
+    started: float
+    host_time: float
+    forward_timer: DeviceTimer
+    held: list                      # (request id, tokens cached, token slots held) after scheduling
+    tokens: object = None           # async scheduling: the sampled tokens, still on the device
+
+
 # ANCHOR: engine
 class ContinuousEngine(Engine):
     name = "continuous"
@@ -103,25 +116,39 @@ class ContinuousEngine(Engine):
         batch = self.scheduler.schedule()
         if not batch.entries:
             return []
-        kind, requests = batch.kind, batch.requests           # kind: before the tokens count as computed
-        for request in requests:
+        step, logits = self.launch(batch, started)
+        tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
+        return self.finish_step(step, tokens)
+
+    def launch(self, batch, started):
+        """Build the step's inputs and run the forward pass. Returns the step and
+        the logits of the requests that sample in it."""
+        for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
+        kind = batch.kind                                     # before the tokens count as computed
         ids, positions, attn, last_rows = self.prepare(batch)
         host_time = time.perf_counter() - started             # scheduling + building inputs
         with DeviceTimer(self.device) as forward_timer:
             hidden = self.forward(kind, ids, positions, attn)
-        self.scheduler.computed(batch)
+        self.scheduler.advance(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
-        ready = [i for i, r in enumerate(requests) if r.num_computed_tokens == r.num_tokens]
+        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == r.num_tokens]
         held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
-        sampled = [requests[i] for i in ready]
-        self.sample(sampled, hidden[last_rows[ready]])
-        self.record_step(batch, kind, held, started, host_time, forward_timer.seconds)   # sampling synced
-        for request in requests:
+        logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
+        step = LaunchedStep(batch, kind, [batch.requests[i] for i in ready], started, host_time, forward_timer, held)
+        return step, logits
+
+    def finish_step(self, step, tokens) -> list:
+        """The step's tokens are on the host: hand them out, log the step, and
+        free the memory of the requests that finished."""
+        delivered = self.deliver(step.sampled, tokens)
+        self.scheduler.publish(step.batch)
+        self.record_step(step.batch, step.kind, step.held, step.started, step.host_time, step.forward_timer.seconds)
+        for request in step.batch.requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
-        return sampled
+        return delivered
 
     def release(self, request):
         self.scheduler.finish(request)
@@ -142,7 +169,8 @@ class ContinuousEngine(Engine):
         t = self.tensor
         attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
                                        t(seq_lens, torch.int32), max(n for _, n in batch.entries))
-        return t(ids), t(positions), attn, t(cu_seqlens[1:]) - 1    # last_rows: each request's last token
+        last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
+        return t(ids), t(positions), attn, last_rows
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
         seq_starts = [self.kv.slot_of[r.request_id] * self.config.max_model_len for r in batch.requests]

@@ -1,0 +1,88 @@
+"""Stage 5 with async scheduling: the host prepares step N+1 while the GPU runs step N.
+
+In every other stage the host and the GPU take turns. The host schedules a
+step, builds its inputs and launches it, then waits for the sampled tokens,
+appends them, and only then starts on the next step. While it does, the GPU
+is idle. With a small model on a fast GPU, that idle time can be a large
+share of every step.
+
+Here the host does not wait. A step's sampled tokens stay on the device, and
+the next step reads its input tokens from there. So the host schedules and
+launches step N+1 first, and then reads step N's tokens, which are ready by
+then. The GPU always has the next step queued.
+
+For the scheduler, a token still on the device counts as known (it reads as
+``PENDING`` on the host). A request whose final token (by ``max_tokens``)
+is in flight needs no more steps. A request that stops on an EOS or stop
+token is only found to have stopped one step late: that step's token for it
+is dropped, and its memory is freed then.
+
+On a CPU, every operation finishes before the next starts, so nothing
+overlaps: the tests check that the tokens are the same as in stage 5.
+"""
+import time
+
+import torch
+
+from .paged import PagedEngine
+
+
+# ANCHOR: tokens_in_flight
+class TokensInFlight:
+    """A step's sampled tokens: on the device for the next step's inputs, and
+    on their way to the host for the requests."""
+
+    def __init__(self, tokens: torch.Tensor):
+        self.on_device = tokens
+        self.on_host = tokens.to("cpu", non_blocking=True)      # into pinned memory, queued behind the step
+        self.copied = None
+        if tokens.is_cuda:
+            self.copied = torch.cuda.Event()
+            self.copied.record()
+
+    def tolist(self) -> list[int]:
+        # Wait for this copy only. A plain .tolist() would also wait for the step queued after it.
+        if self.copied is not None:
+            self.copied.synchronize()
+        return self.on_host.tolist()
+# ANCHOR_END: tokens_in_flight
+
+
+# ANCHOR: engine
+class AsyncPagedEngine(PagedEngine):
+    def __init__(self, model, config):
+        super().__init__(model, config)
+        self.in_flight = None        # the LaunchedStep whose tokens the host has not read yet
+
+    def step(self):
+        started = time.perf_counter()
+        batch = self.scheduler.schedule()       # tokens in flight count as known
+        launched = self.launch_async(batch, started) if batch.entries else None
+        previous, self.in_flight = self.in_flight, launched
+        if previous is None:
+            return []
+        for request in previous.sampled:
+            request.num_pending -= 1
+        return self.finish_step(previous, previous.tokens.tolist())   # waits for step N only
+
+    def launch_async(self, batch, started):
+        step, logits = self.launch(batch, started)
+        params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
+        step.tokens = TokensInFlight(self.sampler.on_device(logits, params, generators))
+        for request in step.sampled:
+            request.num_pending += 1
+        return step
+
+    def prepare(self, batch):
+        """Stage 5's inputs, with each PENDING token taken from the step in flight, on the device."""
+        ids, positions, attn, last_rows = super().prepare(batch)
+        pending = [(row, r) for row, r in zip(last_rows, batch.requests) if r.num_pending]
+        if pending:                             # each is a decode whose one new token is in flight
+            index = {request: i for i, request in enumerate(self.in_flight.sampled)}
+            rows, picks = [row for row, _ in pending], [index[request] for _, request in pending]
+            ids[self.tensor(rows)] = self.in_flight.tokens.on_device[self.tensor(picks)]
+        return ids, positions, attn, last_rows
+# ANCHOR_END: engine
+
+    def has_unfinished_requests(self) -> bool:
+        return super().has_unfinished_requests() or self.in_flight is not None
