@@ -8,14 +8,15 @@ share of every step.
 
 Here the host does not wait. A step's sampled tokens stay on the device, and
 the next step reads its input tokens from there. So the host schedules and
-launches step N+1 first, and then reads step N's tokens, which are ready by
-then. The GPU always has the next step queued.
+launches step N+1 first, and only then reads step N's tokens (waiting for
+step N alone, if it is still running). The GPU always has the next step
+queued.
 
 For the scheduler, a token still on the device counts as known (it reads as
 ``PENDING`` on the host). A request whose final token (by ``max_tokens``)
 is in flight needs no more steps. A request that stops on an EOS or stop
-token is only found to have stopped one step late: that step's token for it
-is dropped, and its memory is freed then.
+token is found to have stopped only after its next step was launched: that
+step's token for it is dropped, and its memory is freed then.
 
 On a CPU, every operation finishes before the next starts, so nothing
 overlaps: the tests check that the tokens are the same as in stage 5.
