@@ -85,7 +85,7 @@ def test_abort_while_its_token_is_in_flight(llama):
     ids = [engine.add_request(PROMPTS[i], SamplingParams(max_tokens=6, ignore_eos=True)) for i in range(3)]
     engine.step()
     engine.step()
-    victim = engine.engine.in_flight.sampled[1].request_id      # its next token is on the device now
+    victim = engine.engine.in_flight[0].sampled[1].request_id      # its next token is on the device now
     engine.abort(victim)
     seen = set()
     while engine.has_unfinished_requests():

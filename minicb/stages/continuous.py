@@ -87,7 +87,6 @@ class LaunchedStep:
     host_time: float
     forward_timer: DeviceTimer
     held: list                      # (request id, tokens cached, token slots held) after scheduling
-    tokens: object = None           # async scheduling: the sampled tokens, still on the device
 
 
 # ANCHOR: engine

@@ -53,7 +53,7 @@ class TokensInFlight:
 class AsyncPagedEngine(PagedEngine):
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.in_flight = None        # the LaunchedStep whose tokens the host has not read yet
+        self.in_flight = None        # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
 
     def step(self):
         started = time.perf_counter()
@@ -62,26 +62,28 @@ class AsyncPagedEngine(PagedEngine):
         previous, self.in_flight = self.in_flight, launched
         if previous is None:
             return []
-        for request in previous.sampled:
+        step, tokens = previous
+        for request in step.sampled:
             request.num_pending -= 1
-        return self.finish_step(previous, previous.tokens.tolist())   # waits for step N only
+        return self.finish_step(step, tokens.tolist())     # waits for step N only
 
     def launch_async(self, batch, started):
         step, logits = self.launch(batch, started)
         params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
-        step.tokens = TokensInFlight(self.sampler.on_device(logits, params, generators))
+        tokens = TokensInFlight(self.sampler.on_device(logits, params, generators))
         for request in step.sampled:
             request.num_pending += 1
-        return step
+        return step, tokens
 
     def prepare(self, batch):
         """Stage 5's inputs, with each PENDING token taken from the step in flight, on the device."""
         ids, positions, attn, last_rows = super().prepare(batch)
         pending = [(row, r) for row, r in zip(last_rows, batch.requests) if r.num_pending]
         if pending:                             # each is a decode whose one new token is in flight
-            index = {request: i for i, request in enumerate(self.in_flight.sampled)}
+            step, tokens = self.in_flight
+            index = {request: i for i, request in enumerate(step.sampled)}
             rows, picks = [row for row, _ in pending], [index[request] for _, request in pending]
-            ids[self.tensor(rows)] = self.in_flight.tokens.on_device[self.tensor(picks)]
+            ids[self.tensor(rows)] = tokens.on_device[self.tensor(picks)]
         return ids, positions, attn, last_rows
 # ANCHOR_END: engine
 
