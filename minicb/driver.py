@@ -18,7 +18,7 @@ from .workload import Workload
 def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
     order = sorted(range(len(workload.prompts)), key=lambda i: workload.arrival_times[i])
     pending = [(workload.arrival_times[i], workload.prompts[i], workload.params[i]) for i in order]
-    request_ids, next_up = [], 0
+    requests, next_up = [], 0
     engine.engine.steps = []
     start = time.perf_counter()
     with tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar:
@@ -27,11 +27,11 @@ def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
             now = time.perf_counter() - start
             while next_up < len(pending) and pending[next_up][0] <= now:
                 arrival, prompt, params = pending[next_up]
-                request_ids.append(engine.add_request(prompt, params, arrival_time=start + arrival))
+                request_id = engine.add_request(prompt, params, arrival_time=start + arrival)
+                requests.append(engine.requests[request_id])   # the engine lets go of it once done
                 next_up += 1
             if not engine.step():
                 time.sleep(2e-4)               # nothing ready: wait for an arrival or a batch window
     wall_time = time.perf_counter() - start
-    requests = [engine.requests[rid] for rid in request_ids]
     return RunMetrics.from_run(requests, engine.engine.steps, wall_time)
 # ANCHOR_END: replay

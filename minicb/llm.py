@@ -48,8 +48,9 @@ class LLMEngine:
         engine_class = AsyncPagedEngine if self.config.async_scheduling else ENGINES[engine]
         self.engine = engine_class(self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
-        # Every request ever added, by id, so finished outputs stay readable (the driver
-        # and the tests read them). A server running for days would drop finished ones.
+        # The live requests, by id. A request leaves when its last StepOutput is
+        # returned or it is aborted, so a long-running engine holds only what is in
+        # flight, and a finished request's id may be used again.
         self.requests: dict[str, Request] = {}
 
     def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
@@ -62,14 +63,21 @@ class LLMEngine:
         return request.request_id
 
     def step(self) -> list[StepOutput]:
-        """At most one forward pass; one output per request that got a token."""
-        return [StepOutput(r.request_id, r.output_token_ids[-1:], list(r.output_token_ids),
-                           r.finished, r.finish_reason) for r in self.engine.step()]
+        """At most one forward pass; one output per request that got a token.
+        A finished request's last output carries its metrics."""
+        outputs = []
+        for r in self.engine.step():
+            if r.finished:
+                self.requests.pop(r.request_id, None)
+            outputs.append(StepOutput(r.request_id, r.output_token_ids[-1:], list(r.output_token_ids),
+                                      r.finished, r.finish_reason, r.metrics if r.finished else None))
+        return outputs
 
     def abort(self, request_id: str):
         """Stop a request now and free what it holds. An unknown or already
         finished id is a no-op, so aborting twice is safe."""
         self.engine.abort(request_id)
+        self.requests.pop(request_id, None)
 
     def has_unfinished_requests(self) -> bool:
         return self.engine.has_unfinished_requests()

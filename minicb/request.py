@@ -119,6 +119,7 @@ class StepOutput:
     output_token_ids: list[int]          # everything generated so far
     finished: bool
     finish_reason: str | None
+    metrics: RequestMetrics | None = None   # set on a finished request's last output
 
 
 @dataclass

@@ -62,11 +62,11 @@ def test_step_outputs_carry_each_new_token(llama):
 @pytest.mark.parametrize("name", list(ONLINE_ENGINES))
 def test_stream_yields_one_delta_per_token(llama, name):
     engine = LLMEngine(llama, **ONLINE_ENGINES[name])
-    other = engine.add_request([1, 2, 3], params(9))             # shares the steps
+    other = engine.requests[engine.add_request([1, 2, 3], params(9))]   # shares the steps
     deltas = list(engine.stream([5, 6, 7], params(5)))
     assert [len(d.output_token_ids) for d in deltas] == [1, 2, 3, 4, 5]
     assert [t for d in deltas for t in d.new_token_ids] == deltas[-1].output_token_ids
-    assert deltas[-1].finished and engine.requests[other].output_token_ids   # the other advanced too
+    assert deltas[-1].finished and other.output_token_ids        # the other advanced too
 
 
 def test_a_finished_request_frees_its_slot_for_the_next_step(llama):
@@ -91,9 +91,10 @@ def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
     second = engine.add_request([8, 9], params(3))
     engine.step()
     assert not engine.engine.kv.free_slots                       # first holds the only slot
+    held = engine.requests[first]
     engine.abort(first)
     assert list(engine.engine.kv.free_slots) == [0]
-    assert engine.requests[first].finish_reason == "abort"
+    assert held.finish_reason == "abort" and first not in engine.requests
     engine.abort(first)                                          # again: no-op
     engine.abort("no-such-request")                              # unknown: no-op
     outputs, _ = run_all(engine)
@@ -113,7 +114,7 @@ def test_abort_a_waiting_request(llama):
 def test_bad_request_mid_run_leaves_the_others_untouched(llama, hf_greedy, name):
     engine = LLMEngine(llama, max_model_len=64, **ONLINE_ENGINES[name])
     ids = [engine.add_request(PROMPTS[i], params(MAX_TOKENS[i])) for i in range(3)]
-    engine.step()
+    first = {out.request_id: out.output_token_ids for out in engine.step()}
     for bad, message in [([], "the prompt is empty"), ([3, 10_000], "token id 10000 is outside"),
                          ([1] * 62, "prompt of 62 tokens \\+ max_tokens 5 exceeds max_model_len 64")]:
         with pytest.raises(ValueError, match=message):
@@ -121,7 +122,25 @@ def test_bad_request_mid_run_leaves_the_others_untouched(llama, hf_greedy, name)
     with pytest.raises(ValueError, match="request_id '.*' is already in use"):
         engine.add_request([1], params(1), request_id=ids[0])
     outputs, _ = run_all(engine)
-    assert [engine.requests[r].output_token_ids for r in ids] == hf_greedy["llama"][:3]
+    assert [outputs.get(r, first.get(r)) for r in ids] == hf_greedy["llama"][:3]
+
+
+@pytest.mark.parametrize("name", list(ONLINE_ENGINES))
+def test_a_finished_request_is_let_go_with_its_metrics(llama, name):
+    # A server runs for days: the engine must not keep every request it ever saw.
+    engine = LLMEngine(llama, **ONLINE_ENGINES[name])
+    done = engine.add_request([5, 6, 7], params(3), request_id="a")
+    aborted = engine.add_request([8, 9], params(9), request_id="b")
+    engine.step()
+    engine.abort(aborted)
+    last = {}
+    while engine.has_unfinished_requests():
+        last.update((out.request_id, out) for out in engine.step())
+    assert last[done].finished and last[done].metrics.num_output_tokens == 3
+    assert last[done].metrics.ttft > 0 and engine.requests == {}
+    again = engine.add_request([5, 6, 7], params(3), request_id="a")   # a finished id may be used again
+    outputs, _ = run_all(engine)
+    assert outputs[again] == last[done].output_token_ids and engine.requests == {}
 
 
 def test_a_prompt_over_the_token_budget_is_refused(llama):

@@ -82,19 +82,20 @@ def test_finishing_by_length_costs_no_extra_step(llama):
 
 def test_abort_while_its_token_is_in_flight(llama):
     engine = LLMEngine(llama, engine="paged", async_scheduling=True, max_num_seqs=3)
-    ids = [engine.add_request(PROMPTS[i], SamplingParams(max_tokens=6, ignore_eos=True)) for i in range(3)]
+    requests = [engine.requests[engine.add_request(PROMPTS[i], SamplingParams(max_tokens=6, ignore_eos=True))]
+                for i in range(3)]
     engine.step()
     engine.step()
-    victim = engine.engine.in_flight[0].sampled[1].request_id      # its next token is on the device now
-    engine.abort(victim)
+    victim = engine.engine.in_flight[0].sampled[1]                 # its next token is on the device now
+    engine.abort(victim.request_id)
     seen = set()
     while engine.has_unfinished_requests():
         seen |= {out.request_id for out in engine.step()}
-    assert victim not in seen and engine.requests[victim].finish_reason == "abort"
-    others = [i for i in range(3) if ids[i] != victim]
+    assert victim.request_id not in seen and victim.finish_reason == "abort"
+    others = [i for i in range(3) if requests[i] is not victim]
     expected = LLM(llama, engine="paged").generate([PROMPTS[i] for i in others],
                                                    SamplingParams(max_tokens=6, ignore_eos=True))
-    assert [engine.requests[ids[i]].output_token_ids for i in others] == [o.output_token_ids for o in expected]
+    assert [requests[i].output_token_ids for i in others] == [o.output_token_ids for o in expected]
     kv = engine.engine.kv
     assert len(kv.free_blocks) == kv.num_blocks and engine.engine.in_flight is None
 

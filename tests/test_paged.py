@@ -117,13 +117,13 @@ def test_a_recompute_longer_than_any_step_runs_in_chunks(llama):
     params = SamplingParams(max_tokens=12, ignore_eos=True)
     expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
     engine = LLMEngine(llama, engine="paged", block_size=4, num_blocks=12, max_num_seqs=4, max_num_batched_tokens=12)
-    ids = [engine.add_request(p, params) for p in prompts]
+    requests = [engine.requests[engine.add_request(p, params)] for p in prompts]
     for _ in range(200):
         if engine.has_unfinished_requests():
             engine.step()
     assert not engine.has_unfinished_requests(), "a preempted request waited forever"
-    assert [engine.requests[i].output_token_ids for i in ids] == expected
-    assert sum(engine.requests[i].num_preemptions for i in ids) > 0
+    assert [r.output_token_ids for r in requests] == expected
+    assert sum(r.num_preemptions for r in requests) > 0
     assert max(s.num_tokens for s in engine.engine.steps) <= 12
 
 
@@ -158,14 +158,14 @@ def test_paged_agrees_with_continuous(llama):
 
 def test_a_request_that_could_never_fit_is_refused(llama):
     engine = LLMEngine(llama, engine="paged", block_size=4, num_blocks=10)
-    running = engine.add_request([5, 6, 7], SamplingParams(max_tokens=6, ignore_eos=True))
+    running = engine.requests[engine.add_request([5, 6, 7], SamplingParams(max_tokens=6, ignore_eos=True))]
     engine.step()
     with pytest.raises(ValueError, match="prompt of 38 tokens \\+ max_tokens 3 needs 11 blocks of 4 tokens, "
                                          "but the KV cache has only 10"):
         engine.add_request([3] * 38, SamplingParams(max_tokens=3))
     while engine.has_unfinished_requests():
         engine.step()
-    assert len(engine.requests[running].output_token_ids) == 6
+    assert len(running.output_token_ids) == 6
     assert len(engine.engine.kv.free_blocks) == 10
 
 

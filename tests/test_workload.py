@@ -57,11 +57,12 @@ def test_replay_submits_at_arrival_times(llama, engine):
     llm_engine = LLMEngine(llama, engine=engine, max_batch_size=4, max_num_seqs=4)
     run = replay(llm_engine, workload)
     assert run.num_requests == 6 and run.output_tokens == sum(workload.output_lens)
-    requests = sorted(llm_engine.requests.values(), key=lambda r: r.metrics.arrival_time)
-    start = requests[0].metrics.arrival_time - workload.arrival_times[0]
-    for r, offset in zip(requests, sorted(workload.arrival_times)):
-        assert r.metrics.arrival_time == pytest.approx(start + offset)
-        assert r.metrics.first_scheduled_time >= r.metrics.arrival_time
+    assert not llm_engine.requests                               # finished requests are let go
+    metrics = sorted(run.request_metrics, key=lambda m: m.arrival_time)
+    start = metrics[0].arrival_time - workload.arrival_times[0]
+    for m, offset in zip(metrics, sorted(workload.arrival_times)):
+        assert m.arrival_time == pytest.approx(start + offset)
+        assert m.first_scheduled_time >= m.arrival_time
     assert run.wall_time >= workload.arrival_times[-1]
 
 
