@@ -227,10 +227,10 @@ def decode_steps_at(engine, batch, context, num_steps):
     params = SamplingParams(max_tokens=num_steps + 2, ignore_eos=True)
     for i in range(batch):
         engine.add_request([3 + (i + j) % 200 for j in range(context)], params)
-    engine.engine.steps = []
-    while engine.has_unfinished_requests():
-        engine.step()
-    decodes = [s for s in engine.engine.steps if s.kind == "decode" and s.useful_rows == batch]
+    with engine.engine.measuring() as steps:
+        while engine.has_unfinished_requests():
+            engine.step()
+    decodes = [s for s in steps if s.kind == "decode" and s.useful_rows == batch]
     if len(decodes) < num_steps:
         raise RuntimeError(f"only {len(decodes)} decode steps ran all {batch} requests together; "
                            f"is the KV cache large enough for {batch} x {context} tokens?")

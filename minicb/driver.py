@@ -19,10 +19,9 @@ def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
     order = sorted(range(len(workload.prompts)), key=lambda i: workload.arrival_times[i])
     pending = [(workload.arrival_times[i], workload.prompts[i], workload.params[i]) for i in order]
     requests, next_up = [], 0
-    engine.engine.steps = []
     start = time.perf_counter()
-    with tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar:
-        engine.engine.progress = bar
+    with (tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar,
+          engine.engine.measuring(bar) as steps):
         while next_up < len(pending) or engine.has_unfinished_requests():
             now = time.perf_counter() - start
             while next_up < len(pending) and pending[next_up][0] <= now:
@@ -33,5 +32,5 @@ def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
             if not engine.step():
                 time.sleep(2e-4)               # nothing ready: wait for an arrival or a batch window
     wall_time = time.perf_counter() - start
-    return RunMetrics.from_run(requests, engine.engine.steps, wall_time)
+    return RunMetrics.from_run(requests, steps, wall_time)
 # ANCHOR_END: replay

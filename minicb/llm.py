@@ -157,12 +157,11 @@ class LLM:
         params = params_per_prompt(prompts, sampling_params)
         requests = [self.llm_engine.make_request(p, sp, label=f"request {i}")
                     for i, (p, sp) in enumerate(zip(prompts, params))]
-        self.engine.steps = []
         started = time.perf_counter()
-        with tqdm(total=len(requests), desc=self.config.engine, disable=not use_tqdm) as bar:
-            self.engine.progress = bar
+        with (tqdm(total=len(requests), desc=self.config.engine, disable=not use_tqdm) as bar,
+              self.engine.measuring(bar) as steps):
             self.run_to_completion(requests)
-        self.last_run = RunMetrics.from_run(requests, self.engine.steps, time.perf_counter() - started)
+        self.last_run = RunMetrics.from_run(requests, steps, time.perf_counter() - started)
         return [self.to_output(r) for r in requests]
 
     def run_to_completion(self, requests):

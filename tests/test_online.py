@@ -5,7 +5,8 @@ import weakref
 
 import pytest
 
-from minicb import LLMEngine, SamplingParams
+from minicb import LLM, LLMEngine, SamplingParams
+from minicb.stages import base
 
 from .conftest import MAX_TOKENS, PROMPTS
 
@@ -141,6 +142,17 @@ def test_a_finished_request_is_let_go_with_its_metrics(llama, name):
     again = engine.add_request([5, 6, 7], params(3), request_id="a")   # a finished id may be used again
     outputs, _ = run_all(engine)
     assert outputs[again] == last[done].output_token_ids and engine.requests == {}
+
+
+def test_the_step_log_is_bounded_outside_a_measured_run(llama, monkeypatch):
+    monkeypatch.setattr(base, "RECENT_STEPS", 5)
+    llm = LLM(llama, engine="continuous")
+    llm.generate([[5, 6, 7]], params(12))
+    assert llm.last_run.num_steps == 12 and len(llm.last_run.steps) == 12   # a measured run keeps every step
+    engine = llm.llm_engine
+    engine.add_request([5, 6, 7], params(12))
+    run_all(engine)
+    assert len(engine.engine.steps) == 5 and engine.engine.steps[-1].useful_rows == 1   # the latest five
 
 
 def test_a_prompt_over_the_token_budget_is_refused(llama):

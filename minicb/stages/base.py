@@ -9,6 +9,7 @@ here, once.
 """
 import time
 from collections import deque
+from contextlib import contextmanager
 
 import torch
 
@@ -18,6 +19,10 @@ from ..metrics import StepRecord
 from ..model import Decoder
 from ..request import Request
 from ..sampling import Sampler
+
+# Outside a measured run an engine keeps only its most recent step records, so
+# one that serves for days holds a bounded log (a record lists every batch row).
+RECENT_STEPS = 1000
 
 
 class Engine:
@@ -29,7 +34,7 @@ class Engine:
         self.sampler = Sampler()
         self.waiting: deque[Request] = deque()     # arrived, not yet scheduled
         self.unfinished: dict[str, Request] = {}   # every request not yet finished, by id
-        self.steps: list[StepRecord] = []
+        self.steps: deque[StepRecord] = deque(maxlen=RECENT_STEPS)
         self.progress = None                       # a tqdm bar to tick as requests finish, if any
 
     # ANCHOR: online_api
@@ -84,6 +89,16 @@ class Engine:
                 if self.progress is not None:
                     self.progress.update(1)
         return delivered
+
+    @contextmanager
+    def measuring(self, progress=None):
+        """Inside: every step is recorded, into the list this yields (for
+        RunMetrics), and ``progress`` ticks as requests finish."""
+        self.steps, self.progress = [], progress
+        try:
+            yield self.steps
+        finally:
+            self.steps, self.progress = deque(self.steps, maxlen=RECENT_STEPS), None
 
     def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0, forward_time=0.0):
         """kv_held: (request id, tokens cached, token slots held) per request
