@@ -1,6 +1,7 @@
 # Everything runs from one virtual environment, created on first use.
 #   make demo   stages 1-2 on a tiny model: a table and a figure
-#   make test   everything CI runs: unit/kernel/engine tests, notebooks, book check
+#   make test   everything CI runs: unit/kernel/engine tests, notebooks, book check, and the
+#               kernels compiled for sm_90 (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80)
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 VENV ?= .venv
@@ -9,6 +10,11 @@ PY := $(VENV)/bin/python
 # torch is installed only if the venv lacks it, so a CUDA build you put there stays.
 # On a machine without a GPU, pin a CPU build here (e.g. torch==2.13.0 where that is one).
 TORCH_SPEC ?= torch==2.13.0
+# The compile check (tests/test_compile.py) runs with the Triton pip chose and again with
+# this one, the Triton current GPU images ship. It goes into a folder of its own inside
+# the venv, which only that test puts on the path.
+EXTRA_TRITON ?= 3.6.0
+EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: demo test lab book serve-book clean
@@ -23,11 +29,15 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $@
 
+$(EXTRA_TRITON_DIR)/.installed: $(VENV)/.installed
+	$(PY) -m pip install -q --no-deps --target $(EXTRA_TRITON_DIR) "triton==$(EXTRA_TRITON)"
+	touch $@
+
 demo: $(VENV)/.installed
 	$(PY) -m minicb demo
 
-test: $(VENV)/.installed-dev
-	$(PY) -m pytest --nbval-lax tests notebooks
+test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed
+	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) $(PY) -m pytest --nbval-lax tests notebooks
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"

@@ -47,18 +47,49 @@ STEP_VARYING = ["num_queries", "context_len"]
 # ANCHOR_END: step_varying
 
 
-def launch_options(q, head_dim, num_queries):
-    """Block sizes and dot precision shared by the host wrappers."""
+# ANCHOR: launch_options
+def launch_options(q, k_cache, num_queries, pack_heads=True):
+    """Tile sizes, warps and dot precision shared by the host wrappers, for
+    q [..., H, d], a cache [..., KVH, d] and at most num_queries new tokens
+    in one sequence."""
     if q.dtype not in SUPPORTED_DTYPES:
         raise ValueError(f"attention kernels support {SUPPORTED_DTYPES}, got {q.dtype}")
+    return tile_options(q.dtype, q.shape[-1], q.shape[-2] // k_cache.shape[-2], num_queries, pack_heads)
+
+
+def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
+    """A tile's rows are (query, head) pairs: HEADS query heads that share one
+    KV head, times BLOCK_M // HEADS queries. Packing a KV head's whole GQA
+    group into one program (HEADS = group) makes it read that head's K and V
+    once instead of once per query head; pack_heads=False keeps one head per
+    program, the layout before packing, for comparison only."""
     block_d = max(16, triton.next_power_of_2(head_dim))
     if block_d > 256:
         raise ValueError(f"head_dim {head_dim} is larger than the kernels support (256)")
-    block_m = min(64, max(16, triton.next_power_of_2(num_queries)))
+    fp32 = dtype.itemsize == 4
+    # An exact fp32 dot runs on the CUDA cores with its operands in registers, so fp32
+    # tiles are shorter than 16-bit ones, which run on tensor cores.
+    max_rows = (32 if block_d <= 128 else 16) if fp32 else 64
+    # The largest share of the group that fits a tile and divides the group evenly.
+    heads = max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0) if pack_heads else 1
+    block_m = min(max_rows, max(16, triton.next_power_of_2(heads * num_queries)))
+    # Warps and key-block width per tile, read off the compile check (python -m
+    # minicb.kernels.compile_check --full): the settings where no kernel spills a register
+    # for sm_80 and sm_90 with Triton 3.6 and 3.9. ptxas does not spill less as tiles
+    # shrink, so this is a table, not a formula.
+    if fp32:
+        num_warps, block_n = (8, 32) if block_m == 16 else (4, 16)
+    else:
+        num_warps, block_n = (8 if block_m == 32 or block_d > 128 else 4), 32
     return dict(
-        BLOCK_M=block_m, BLOCK_N=32, BLOCK_D=block_d, HEAD_DIM=head_dim,
+        GROUP=group, HEADS=heads, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, HEAD_DIM=head_dim,
         # fp32 tl.dot defaults to tf32 on a GPU; "ieee" keeps fp32 exact enough
         # to match the PyTorch reference and transformers token for token.
-        PRECISION="ieee" if q.dtype.itemsize == 4 else "tf32",
+        PRECISION="ieee" if fp32 else "tf32", num_warps=num_warps,
     )
+# ANCHOR_END: launch_options
 
+
+def tile_grid(opts, num_queries, num_heads):
+    """Grid axes 0 and 1: tiles of queries, programs per head group."""
+    return triton.cdiv(num_queries, opts["BLOCK_M"] // opts["HEADS"]), num_heads // opts["HEADS"]

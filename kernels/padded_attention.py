@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import STEP_VARYING, launch_options
+from .online_softmax import STEP_VARYING, launch_options, tile_grid
 
 
 # ANCHOR: kernel
@@ -21,7 +21,7 @@ def _padded_attention_kernel(
     stride_qb, stride_qt, stride_qh, stride_kb, stride_kt, stride_kh,
     stride_ob, stride_ot, stride_oh,
     num_queries, context_len, scale,
-    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
     row = tl.program_id(2)                   # the new axis: which sequence of the batch
@@ -29,7 +29,7 @@ def _padded_attention_kernel(
     causal_attention_tile(Q + row * stride_qb, K + row * stride_kb, V + row * stride_kb, O + row * stride_ob,
                           Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                           tl.program_id(0), num_queries, context_len, pad, context_len, scale,
-                          GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
+                          GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
 # ANCHOR_END: kernel
 
 
@@ -41,15 +41,14 @@ def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
     check_cache(q, k_cache, v_cache, context_len)
     if pad_lens.shape != (batch,):
         raise ValueError(f"pad_lens must have shape ({batch},), got {tuple(pad_lens.shape)}")
-    opts = launch_options(q, head_dim, num_queries)
+    opts = launch_options(q, k_cache, num_queries)
     out = torch.empty_like(q)
-    grid = (triton.cdiv(num_queries, opts["BLOCK_M"]), num_heads, batch)
+    grid = (*tile_grid(opts, num_queries, num_heads), batch)
     _padded_attention_kernel[grid](
         q, k_cache, v_cache, out, pad_lens.to(device=q.device, dtype=torch.int32),
         q.stride(0), q.stride(1), q.stride(2), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         out.stride(0), out.stride(1), out.stride(2),
-        num_queries, context_len, head_dim ** -0.5,
-        GROUP=num_heads // k_cache.shape[-2], **opts,
+        num_queries, context_len, head_dim ** -0.5, **opts,
     )
     return out
 # ANCHOR_END: wrapper

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import launch_options
+from .online_softmax import launch_options, tile_grid
 
 
 @triton.jit
@@ -27,18 +27,18 @@ def sequence_rows(CU_SEQLENS_Q):
 def _ragged_attention_kernel(
     Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, SEQ_STARTS,    # q/o [N, H, d]; k/v cache [rows, KVH, d]
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, scale,
-    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
 ):
     seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
-    if tl.program_id(0) * BLOCK_M >= num_queries:
+    if tl.program_id(0) * (BLOCK_M // HEADS) >= num_queries:
         return                      # the grid is sized for the longest sequence; this one is shorter
     kv_start = tl.load(SEQ_STARTS + seq)
     context_len = tl.load(SEQ_LENS + seq)
     causal_attention_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt,
                           O + q_start * stride_ot, Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh,
                           stride_ot, stride_oh, tl.program_id(0), num_queries, context_len, 0, context_len,
-                          scale, GROUP, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
+                          scale, GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
 # ANCHOR_END: kernel
 
 
@@ -51,13 +51,13 @@ def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, ma
     check_cache(q[:0], k_cache, v_cache, 0)
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
-    opts = launch_options(q, head_dim, max_query_len)
+    opts = launch_options(q, k_cache, max_query_len)
     out = torch.empty_like(q)
-    grid = (triton.cdiv(max_query_len, opts["BLOCK_M"]), num_heads, len(seq_lens))
+    grid = (*tile_grid(opts, max_query_len, num_heads), len(seq_lens))
     _ragged_attention_kernel[grid](
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, seq_starts,
         q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
-        head_dim ** -0.5, GROUP=num_heads // k_cache.shape[-2], **opts,
+        head_dim ** -0.5, **opts,
     )
     return out
 # ANCHOR_END: wrapper

@@ -99,3 +99,14 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, b
         out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[rows], v_cache[rows], visible)
     return out
 # ANCHOR_END: paged_reference
+
+
+# ANCHOR: combine_reference
+def combine_splits(parts, lse, dtype):
+    """Split-KV's merge. parts [splits, N, H, d]: each split's attention over
+    its own keys; lse [splits, N, H]: the log of its softmax denominator (-inf:
+    no key). Weighting split s by exp(lse_s - logsumexp(lse)), a softmax over
+    the splits, gives the softmax over all keys; rows no split saw become 0."""
+    weights = torch.softmax(lse.float(), dim=0).nan_to_num(0.0)          # [splits, N, H]
+    return (weights[..., None] * parts.float()).sum(0).to(dtype)
+# ANCHOR_END: combine_reference

@@ -6,6 +6,7 @@ import torch
 
 from .driver import replay
 from .figures import environment
+from .kernels.online_softmax import tile_options
 from .llm import LLMEngine
 from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from .peers import run_peer
@@ -32,11 +33,18 @@ def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
 
 # ANCHOR: warm_up
 def warm_up(engine: LLMEngine):
-    """Run one short request per attention tile height (BLOCK_M 16, 32 and 64
-    queries: prompts of up to 16, 32 and more tokens), so that Triton compiles
-    every kernel variant before the clock starts."""
-    cfg = engine.config
-    for prompt_len in (8, 24, 80):        # each clipped to what the engine accepts
+    """Run one short request per attention tile height, so that Triton
+    compiles every kernel variant before the clock starts. The height
+    (BLOCK_M) follows from the most queries one sequence brings to a step,
+    times the query heads packed into each program: send the shortest
+    prompt that reaches each height."""
+    cfg, model = engine.config, engine.model.config
+    dtype = engine.model.embed_tokens.weight.dtype
+    group = model.num_attention_heads // model.num_key_value_heads
+    shortest = {}
+    for prompt_len in range(1, 257):
+        shortest.setdefault(tile_options(dtype, model.head_dim, group, prompt_len)["BLOCK_M"], prompt_len)
+    for prompt_len in shortest.values():  # each clipped to what the engine accepts
         prompt_len = max(1, min(prompt_len, cfg.max_model_len - 2, cfg.max_num_batched_tokens))
         engine.add_request([3] * prompt_len, SamplingParams(max_tokens=2))
         while engine.has_unfinished_requests():

@@ -14,6 +14,7 @@ import torch
 
 from .attention import attention_ops
 from .bench import default_device, run_bench
+from .kernels.traffic import attention_bytes
 from .llm import LLMEngine
 from .peers import run_peer
 from .sampling import SamplingParams
@@ -133,8 +134,9 @@ def host_and_step_ms(run) -> dict:
 def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16, seed=0):
     """One decode step's attention (one query per sequence, ``context`` keys
     each) laid out for every stage's kernel, the naive reference and PyTorch's
-    SDPA. Returns {name: zero-argument callable} and the bytes one call must
-    read and write at least (K, V, q and the output)."""
+    SDPA (and stage 5 with one program per query head, the layout before GQA
+    packing). Returns {name: zero-argument callable} and the bytes one call
+    must read and write at least (K, V, q and the output)."""
     triton_ops, reference = attention_ops("triton"), attention_ops("torch")
     g = torch.Generator(device="cpu").manual_seed(seed)
     rand = lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dtype)   # noqa: E731
@@ -161,28 +163,43 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
                                                    ints(range(0, batch * context, context)), 1),
         "stage 5 paged": lambda: triton_ops.paged_attention(q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables,
                                                  block_size, 1),
+        PER_HEAD: lambda: triton_ops.paged_attention(q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables,
+                                                     block_size, 1, pack_heads=False),
         "naive reference": lambda: reference.padded_attention(q[:, None], k, v, context, ints([0] * batch)),
         "torch SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(
             sdpa_q, sdpa_k, sdpa_v, enable_gqa=heads != kv_heads),
     }
-    element = q.element_size()
-    num_bytes = element * (2 * batch * context * kv_heads * head_dim + 2 * batch * heads * head_dim)
+    num_bytes = attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype)["required"]
     return cases, num_bytes
 # ANCHOR_END: kernel_cases
 
 
+PER_HEAD = "stage 5 paged, one head per program"
+
+
+def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, block_size=16) -> dict:
+    """{layout: bytes that must move, bytes the grid reads} for one paged decode launch."""
+    return {name: attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype, block_size,
+                                  pack_heads=packed)
+            for name, packed in [("stage 5 paged", True), (PER_HEAD, False)]}
+
+
 def kernel_bandwidth(points, heads, kv_heads, head_dim, dtype, device, bandwidth, skip=()):
     """Rows of (kernel, batch, context, ms, GB/s, share of ``bandwidth``) for
-    each (batch, context) in ``points``; ``skip`` names cases left out."""
+    each (batch, context) in ``points``; ``skip`` names cases left out. GB/s
+    counts the bytes a call must move; for the paged launches grid_gb_s
+    counts the bytes their programs actually read."""
     rows = []
     for batch, context in points:
         cases, num_bytes = decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device)
+        paged = paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype)
         for name, fn in cases.items():
             if name in skip:
                 continue
             ms = time_ms(fn)
             rows.append(dict(kernel=name, batch=batch, context=context, ms=ms,
-                             gb_s=num_bytes / ms / 1e6, of_copy=num_bytes / (ms / 1e3) / bandwidth))
+                             gb_s=num_bytes / ms / 1e6, of_copy=num_bytes / (ms / 1e3) / bandwidth,
+                             grid_gb_s=paged[name]["grid"] / ms / 1e6 if name in paged else None))
         del cases
     return rows
 

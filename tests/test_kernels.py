@@ -18,14 +18,15 @@ from minicb.kernels.contiguous_attention import contiguous_attention
 from minicb.kernels.kv_write import store_kv_cache
 from minicb.kernels.padded_attention import padded_attention
 from minicb.kernels.ragged_attention import ragged_attention
+from minicb.kernels.traffic import attention_bytes
 
 from .conftest import DEVICE
 
 DTYPES = [torch.float32, torch.float16] + ([torch.bfloat16] if DEVICE == "cuda" else [])
 TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float16: dict(atol=2e-3, rtol=2e-3),
              torch.bfloat16: dict(atol=2e-2, rtol=2e-2)}
-# (query heads, kv heads): GQA ratios 1, 2 and 4
-HEADS = [(4, 4), (4, 2), (8, 2)]
+# (query heads, kv heads): GQA ratios 1, 2, 4 and 8
+HEADS = [(4, 4), (4, 2), (8, 2), (8, 1)]
 
 
 def rand(*shape, dtype):
@@ -165,11 +166,36 @@ def test_lengths_that_change_every_step_are_not_specialized():
     code = ("import minicb.kernels.contiguous_attention as c, minicb.kernels.padded_attention as d, "
             "minicb.kernels.paged_attention as p\n"
             "for k in (c._contiguous_attention_kernel, d._padded_attention_kernel, p._paged_attention_kernel, "
-            "p._paged_attention_split_kernel):\n"
+            "p._paged_attention_split_kernel, p._combine_splits_kernel):\n"
             "    print(sorted(x.name for x in k.params if x.do_not_specialize))")
     env = {**os.environ, "TRITON_INTERPRET": "0"}
     lines = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            check=True).stdout.splitlines()
     assert lines == [str(sorted(names)) for names in (
         ["context_len", "num_queries"], ["context_len", "num_queries", "stride_ob", "stride_qb"],
-        ["stride_table"], ["split_len", "stride_lse_part", "stride_table"])]
+        ["stride_table"], ["split_len", "stride_lse_part", "stride_part", "stride_table"],
+        ["stride_lse_part", "stride_part"])]
+
+
+def test_packed_decode_reads_each_kv_head_once():
+    """Llama-3.1-8B's attention (32 query heads, 8 KV heads, d 128), bf16: a
+    decode step of 64 sequences x 4,096 tokens in blocks of 16."""
+    args = ([1] * 64, [4096] * 64, 32, 8, 128, torch.bfloat16, 16)
+    packed, per_head = attention_bytes(*args), attention_bytes(*args, pack_heads=False)
+    kv = 8 * 64 * 4096 * 2 * 128 * 2                 # K and V of every token, once per KV head: 1.07 GB
+    tables = 8 * 64 * (4096 // 16) * 4               # one int32 per block, per KV head's program
+    q_and_out = 2 * 64 * 32 * 128 * 2
+    assert packed["required"] == per_head["required"] == kv + tables + q_and_out
+    assert packed["grid"] == packed["required"]
+    assert per_head["grid"] == 4 * (kv + tables) + q_and_out                # 4.29 GB: each KV head read 4 times
+    assert round(kv / 1e9, 2) == 1.07 and round(per_head["grid"] / 1e9, 2) == 4.30
+
+
+def test_bytes_model_follows_causal_tiles_and_splits():
+    # 33 new tokens over a 40-token context, fp32, no GQA: tiles of 32 queries (fp32's
+    # tallest). The first tile's last query sees key 38, so it reads 39 keys; the second 40.
+    kv_token, q_and_out = 2 * 64 * 4, 2 * 33 * 4 * 64 * 4
+    out = attention_bytes([33], [40], 4, 4, 64, torch.float32)
+    assert out == dict(required=q_and_out + 4 * 40 * kv_token, grid=q_and_out + 4 * (39 + 40) * kv_token)
+    split = attention_bytes([1], [40], 4, 4, 64, torch.float32, num_splits=3)
+    assert split["grid"] - attention_bytes([1], [40], 4, 4, 64, torch.float32)["grid"] == 2 * 3 * 4 * 65 * 4

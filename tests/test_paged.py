@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.kernels import reference
-from minicb.kernels.paged_attention import paged_attention
+from minicb.kernels.paged_attention import combine_splits, paged_attention
 
 from .conftest import ARCHS, DEVICE, MAX_TOKENS, PROMPTS
 from .test_kernels import DTYPES, HEADS, TOLERANCE, rand
@@ -66,8 +66,80 @@ def test_split_kv_matches_reference(block_size, num_splits, heads):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
 
 
+def shuffled_decode_batch(context_lens, num_heads, num_kv_heads, head_dim, dtype, block_size):
+    """One query per sequence; each sequence's blocks scattered through a shuffled pool."""
+    widest = max(-(-c // block_size) for c in context_lens)
+    num_blocks = len(context_lens) * widest + 5
+    block_tables = torch.randperm(num_blocks, device=DEVICE)[:len(context_lens) * widest]
+    block_tables = block_tables.view(len(context_lens), widest).to(torch.int32)
+    cu_seqlens_q = torch.arange(len(context_lens) + 1, device=DEVICE, dtype=torch.int32)
+    seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
+    q = rand(len(context_lens), num_heads, head_dim, dtype=dtype)
+    k_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
+    v_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
+    return q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size
+
+
+# (query heads, KV heads): GQA 1, 2, 3, 4 and 8
+DECODE_HEADS = HEADS + [(6, 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("heads", DECODE_HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+@pytest.mark.parametrize("num_splits", [1, 3])
+def test_packed_decode_matches_reference(dtype, heads, num_splits):
+    """A decode step: one program per (sequence, KV head) carries all of that
+    KV head's query heads. Sequences of different lengths, shuffled blocks."""
+    torch.manual_seed(6)
+    args = shuffled_decode_batch([45, 1, 16, 130, 7, 64], *heads, 64, dtype, block_size=16)
+    out = paged_attention(*args, max_query_len=1, num_splits=num_splits)
+    torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("heads", [(6, 2), (8, 1), (64, 1)], ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_packing_changes_which_program_computes_a_head_not_its_value(dtype, heads):
+    """Packed and one-head-per-program launches agree, for prefill chunks and
+    decodes, also when a group (64) is taller than one fp32 tile holds (32)."""
+    torch.manual_seed(7)
+    num_heads, num_kv_heads = heads
+    query_lens, context_lens = zip(*PAGED_SEQS)
+    q, k_cache, v_cache, _, seq_lens, block_tables, block_size = shuffled_decode_batch(
+        context_lens, num_heads, num_kv_heads, 64, dtype, block_size=16)
+    q = rand(sum(query_lens), num_heads, 64, dtype=dtype)
+    cu_seqlens_q = torch.tensor([0, *torch.tensor(query_lens).cumsum(0).tolist()], device=DEVICE,
+                                dtype=torch.int32)
+    args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    packed, one_head = paged_attention(*args), paged_attention(*args, pack_heads=False)
+    torch.testing.assert_close(packed, one_head, **TOLERANCE[dtype])
+    torch.testing.assert_close(packed, reference.paged_attention(*args), **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("num_splits", [1, 2, 5, 16])
+def test_combine_splits_matches_reference(dtype, num_splits):
+    """The split-KV merge as one kernel. Some ranges saw no key (lse -inf,
+    part 0); in row 0 no range saw any key, so its output is 0."""
+    torch.manual_seed(8)
+    parts = rand(num_splits, 5, 3, 80, dtype=torch.float32)
+    lse = rand(num_splits, 5, 3, dtype=torch.float32) * 4
+    empty = torch.rand(num_splits, 5, 3, device=DEVICE) < 0.4
+    empty[:, 0] = True
+    lse[empty], parts[empty] = float("-inf"), 0.0
+    out = combine_splits(parts, lse, dtype)
+    expected = reference.combine_splits(parts, lse, dtype)
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+    assert out.dtype == dtype and torch.isfinite(out).all()
+    assert out[0].abs().max() == 0
+
+
+def test_combine_splits_rejects_mismatched_lse():
+    with pytest.raises(ValueError, match=r"lse \(2, 5, 4\) does not match parts \(2, 5, 3, 64\)"):
+        combine_splits(rand(2, 5, 3, 64, dtype=torch.float32), rand(2, 5, 4, dtype=torch.float32), torch.float32)
+
+
 def test_split_kv_refuses_more_queries_than_one_tile():
-    q = rand(70, 4, 64, dtype=torch.float32)                      # a prefill longer than BLOCK_M (64)
+    q = rand(70, 4, 64, dtype=torch.float32)                      # a prefill longer than one tile
     cache = rand(128, 2, 64, dtype=torch.float32)
     cu = torch.tensor([0, 70], dtype=torch.int32, device=DEVICE)
     tables = torch.arange(8, dtype=torch.int32, device=DEVICE)[None]

@@ -1,0 +1,237 @@
+"""Compile every kernel the engines launch for a real GPU, without one.
+
+    python -m minicb.kernels.compile_check            # the quick matrix, sm_90
+    python -m minicb.kernels.compile_check --full     # every case, sm_90 and sm_80
+
+Triton can compile for a named target (``GPUTarget("cuda", 90, 32)``) all
+the way to a cubin, with the ptxas its wheel ships: no GPU and no driver.
+This module calls each host wrapper as the engines do, records the launches
+instead of running them, and compiles each distinct one. Arguments are
+specialized by Triton's own launcher code, so a pointer or a stride that a
+real launch would mark "divisible by 16" is marked so here too. For each
+compiled kernel it reads from the cubin (with the wheel's cuobjdump) the
+registers per thread and the stack frame, which is where ptxas puts spilled
+registers, and from Triton the shared memory the launch asks for.
+
+Run it where ``TRITON_INTERPRET`` is unset or 0: the kernels must be real
+JIT functions, not the interpreter's.
+"""
+import argparse
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+
+import torch
+import triton
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+HEAD_DIMS = (64, 80, 128)
+GROUPS = (1, 4, 8)                       # query heads per KV head
+QUERY_LENS = (1, 3, 5, 9, 17, 33, 64)    # new tokens per sequence: decode, then every tile height
+SPLITS = (2, 3, 5, 9)                    # split-KV ranges: every power-of-two bucket up to 16
+ARCHS = (90, 80)                         # H100, A100
+SHARED_LIMIT = {90: 232448, 80: 166912}  # the most dynamic shared memory a block may ask for
+
+
+@dataclass
+class Launch:
+    kernel: object                       # the JITFunction
+    args: tuple
+    kwargs: dict
+    case: str                            # where it came from, for the report
+
+
+@dataclass
+class Compiled:
+    kernel: str
+    arch: int
+    case: str
+    constants: str
+    num_warps: int
+    registers: int = 0
+    stack_bytes: int = 0                 # > 0 means ptxas spilled registers to local memory
+    shared_bytes: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.stack_bytes == 0 and self.shared_bytes <= SHARED_LIMIT[self.arch]
+
+
+# ANCHOR: record
+@contextmanager
+def recorded_launches():
+    """Inside, launching any Triton kernel records it instead: the host
+    wrappers run as they do in the engine, and nothing touches a GPU."""
+    from triton.runtime.jit import JITFunction
+    launches, original = [], JITFunction.run
+
+    def record(self, *args, grid, warmup, **kwargs):
+        launches.append(Launch(self, args, kwargs, case=""))
+
+    JITFunction.run = record
+    try:
+        yield launches
+    finally:
+        JITFunction.run = original
+
+
+def compile_launch(launch: Launch, arch: int):
+    """Compile one recorded launch for sm_<arch>, specialized as a real launch would be."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    kernel, target = launch.kernel, GPUTarget("cuda", arch, 32)
+    backend = make_backend(target)
+    binder = create_function_from_signature(kernel.signature, kernel.params, backend)
+    bound, specialization, options = binder(*launch.args, **launch.kwargs)
+    options, signature, constexprs, attrs = kernel._pack_args(backend, launch.kwargs, bound, specialization,
+                                                              options)
+    return triton.compile(ASTSource(kernel, signature, constexprs, attrs), target=target,
+                          options=options.__dict__)
+# ANCHOR_END: record
+
+
+def resource_usage(cubin: bytes) -> dict:
+    """Registers and stack bytes per thread, read from the cubin by cuobjdump."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        report = subprocess.run([triton.knobs.nvidia.cuobjdump.path, "-res-usage", f.name],
+                                capture_output=True, text=True, check=True).stdout
+    usage = dict(re.findall(r"(REG|STACK|LOCAL):(\d+)", report))
+    return dict(registers=int(usage["REG"]), stack_bytes=int(usage["STACK"]) + int(usage["LOCAL"]))
+
+
+def check(launch: Launch, arch: int) -> Compiled:
+    constants = {k: v for k, v in launch.kwargs.items() if k not in ("num_warps", "num_stages")}
+    row = Compiled(launch.kernel.__name__.lstrip("_"), arch, launch.case,
+                   " ".join(f"{k}={v}" for k, v in constants.items()), launch.kwargs.get("num_warps", 4))
+    started = time.perf_counter()
+    try:
+        compiled = compile_launch(launch, arch)
+        row.shared_bytes = compiled.metadata.shared
+        for key, value in resource_usage(compiled.asm["cubin"]).items():
+            setattr(row, key, value)
+    except Exception as error:                       # a compile error is a result to report
+        row.error = f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}"
+    row.seconds = time.perf_counter() - started
+    return row
+
+
+# ---------------------------------------------------------------- the cases
+# ANCHOR: cases
+def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16, splits=SPLITS):
+    """Every launch the engines make for one (dtype, head_dim, GQA group),
+    with the layouts they use: caches with a layer axis, one layer's view
+    passed in; packed q [tokens, H, d]; int32 metadata, int64 slot mapping."""
+    from . import kv_write
+    from .contiguous_attention import contiguous_attention
+    from .padded_attention import padded_attention
+    from .paged_attention import paged_attention
+    from .ragged_attention import ragged_attention
+
+    kv_heads, layers, rows = 2, 2, 4 * block_size * 64
+    heads = kv_heads * group
+    new = lambda *shape, dt=dtype: torch.zeros(*shape, dtype=dt)     # noqa: E731
+    k_cache, v_cache = new(layers, rows, kv_heads, head_dim), new(layers, rows, kv_heads, head_dim)
+    ints = lambda values: torch.tensor(values, dtype=torch.int32)     # noqa: E731
+    with recorded_launches() as launches:
+        for n in query_lens:                         # two sequences of n new tokens each
+            q, context = new(2 * n, heads, head_dim), n + 40
+            contiguous_attention(q[:n], k_cache[1], v_cache[1], context)
+            padded = k_cache[1, :2 * 128].view(2, 128, kv_heads, head_dim)
+            padded_attention(q.view(2, n, heads, head_dim), padded, padded.clone(), context, ints([0, 3]))
+            cu_seqlens, seq_lens = ints([0, n, 2 * n]), ints([context, context + 7])
+            ragged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, ints([0, 256]), n)
+            tables = ints(range(2 * 8)).view(2, 8)
+            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, tables, block_size, n)
+            kv_write.store_kv_cache(q[:, :kv_heads], q[:, :kv_heads], k_cache[1], v_cache[1],
+                                    torch.arange(2 * n))
+        decode = new(2, heads, head_dim), ints([0, 1, 2]), ints([300, 40]), ints(range(2 * 32)).view(2, 32)
+        for num_splits in splits:                    # split-KV decode steps and their combine
+            q, cu_seqlens, seq_lens, tables = decode
+            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, tables, block_size, 1, num_splits)
+    for launch in launches:
+        launch.case = f"{str(dtype).removeprefix('torch.')} d={head_dim} gqa={group}"
+    return launches
+# ANCHOR_END: cases
+
+
+def distinct(launches):
+    """One launch per compiled kernel: the same kernel, constants and argument classes compile once."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    backend, seen, kept = make_backend(GPUTarget("cuda", 90, 32)), set(), []
+    for launch in launches:
+        binder = create_function_from_signature(launch.kernel.signature, launch.kernel.params, backend)
+        _, specialization, _ = binder(*launch.args, **launch.kwargs)
+        key = (launch.kernel.__name__, str(specialization), str(sorted(launch.kwargs.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(launch)
+    return kept
+
+
+def matrix(full: bool):
+    """The quick matrix: bf16 at head_dim 128 with every GQA group (the GPU
+    figures' shapes), fp16 and fp32 at one group each, sm_90 only. --full:
+    every dtype x head_dim x group. Both: every tile height, every split bucket."""
+    if full:
+        cases = itertools.product(DTYPES, HEAD_DIMS, GROUPS)
+    else:
+        cases = [(torch.bfloat16, 128, g) for g in GROUPS] + [(torch.float16, 80, 4), (torch.float32, 64, 8)]
+    return [engine_launches(*case) for case in cases]
+
+
+def run(full: bool, archs) -> list[Compiled]:
+    launches = distinct([launch for case in matrix(full) for launch in case])
+    return [check(launch, arch) for arch in archs for launch in launches]
+
+
+def report(rows: list[Compiled]) -> str:
+    lines = [f"{'kernel':30s} {'sm':>3s} {'case':22s} {'warps':>5s} {'regs':>4s} {'spill':>5s} "
+             f"{'shared':>7s}  constants"]
+    for r in rows:
+        status = r.error or ""
+        lines.append(f"{r.kernel:30s} {r.arch:3d} {r.case:22s} {r.num_warps:5d} {r.registers:4d} "
+                     f"{r.stack_bytes:5d} {r.shared_bytes:7d}  {r.constants} {status}")
+    failed = [r for r in rows if not r.ok]
+    lines.append(f"{len(rows)} compiled with triton {triton.__version__} in {sum(r.seconds for r in rows):.0f} s: "
+                 f"{len(failed)} failed (compile error, spill or too much shared memory); most registers "
+                 f"{max((r.registers for r in rows), default=0)}, most shared memory "
+                 f"{max((r.shared_bytes for r in rows), default=0)} bytes")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="every dtype, head_dim, GQA group and tile")
+    parser.add_argument("--arch", type=int, nargs="+", help="compute capabilities (default: 90, or 90 80 with --full)")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args(argv)
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        # Importing minicb turned the interpreter on (no GPU here): start again with it off.
+        env = {**os.environ, "TRITON_INTERPRET": "0"}
+        os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *(argv or sys.argv[1:])], env)
+    rows = run(args.full, args.arch or (ARCHS if args.full else ARCHS[:1]))
+    print(report(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(triton=triton.__version__, rows=[asdict(r) | dict(ok=r.ok) for r in rows]), f, indent=1)
+    return 0 if all(r.ok for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

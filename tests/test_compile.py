@@ -1,0 +1,84 @@
+"""The kernels compile for real GPUs, checked on a machine without one.
+
+kernels/compile_check.py calls every host wrapper the way the engines do,
+records the launches, and compiles each for sm_90 (H100) with the ptxas
+that Triton's wheel ships. A compile error, a register spill or a launch
+asking for more shared memory than the GPU has fails the test.
+
+- The default run compiles the quick matrix for sm_90.
+- MINICB_COMPILE_CHECK=full compiles every dtype x head_dim x GQA group x
+  tile height x split bucket for sm_90 and sm_80 (the same as
+  ``python -m minicb.kernels.compile_check --full`` from a shell).
+- MINICB_EXTRA_TRITON=<folder> also runs it with the Triton installed in
+  that folder (``pip install --no-deps --target <folder> triton==3.6.0``,
+  which `make test` does).
+
+The checks run in a fresh process: in this one the kernels are the
+interpreter's, not compiled JIT functions.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = {"contiguous_attention_kernel", "padded_attention_kernel", "ragged_attention_kernel",
+           "paged_attention_kernel", "paged_attention_split_kernel", "combine_splits_kernel", "store_kv_kernel"}
+FULL = os.environ.get("MINICB_COMPILE_CHECK") == "full"
+EXTRA_TRITON = os.environ.get("MINICB_EXTRA_TRITON")
+
+
+def run_compiled(args, triton_folder=None, **kwargs):
+    """Run python with args in a fresh process where Triton compiles (no interpreter)."""
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    if triton_folder:
+        env["PYTHONPATH"] = os.pathsep.join([triton_folder, env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, cwd=ROOT, **kwargs)
+
+
+def triton_version(folder):
+    code = "import triton; print(triton.__version__)"
+    return run_compiled(["-c", code], folder, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("triton_folder", [None] + ([EXTRA_TRITON] if EXTRA_TRITON else []),
+                         ids=lambda f: "installed-triton" if f is None else Path(f).name)
+def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_folder):
+    report = tmp_path / "compile.json"
+    result = run_compiled(["-m", "minicb.kernels.compile_check", "--json", str(report)] + (["--full"] if FULL else []),
+                          triton_folder, timeout=3600)
+    print(result.stdout)                              # the table: registers, spills, shared memory per kernel
+    assert report.exists(), result.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert data["triton"] == triton_version(triton_folder)     # the Triton we meant compiled it
+    rows = data["rows"]
+    assert {r["kernel"] for r in rows} == KERNELS
+    assert {r["arch"] for r in rows} == ({90, 80} if FULL else {90})
+    failed = [r for r in rows if not r["ok"]]
+    assert not failed, "\n".join(f"{r['kernel']} sm_{r['arch']} {r['case']} {r['constants']}: spill "
+                                 f"{r['stack_bytes']} B, shared {r['shared_bytes']} B {r['error']}" for r in failed)
+    assert all(r["registers"] > 0 for r in rows)
+    assert result.returncode == 0
+
+
+def test_the_check_fails_a_compile_error_and_a_spill():
+    code = """
+import json, sys, torch
+sys.path.insert(0, "tests")
+import kernels_that_fail as bad
+from minicb.kernels.compile_check import Launch, check
+x = torch.zeros(128 * 128)
+rows = [check(Launch(bad.dot_of_two_vectors, (x,), dict(BLOCK=16), "broken"), 90),
+        check(Launch(bad.tile_too_large_for_one_warp, (x, x), dict(BLOCK=128, num_warps=1), "spills"), 90),
+        check(Launch(bad.tile_too_large_for_one_warp, (x, x), dict(BLOCK=16, num_warps=1), "fits"), 90)]
+print(json.dumps([dict(ok=r.ok, error=r.error, stack=r.stack_bytes, registers=r.registers) for r in rows]))
+"""
+    result = run_compiled(["-c", code], timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    broken, spills, fits = json.loads(result.stdout.splitlines()[-1])
+    assert not broken["ok"] and broken["error"]
+    assert not spills["ok"] and spills["stack"] > 0 and not spills["error"]
+    assert fits["ok"] and fits["stack"] == 0 and fits["registers"] > 0
