@@ -112,6 +112,14 @@ def resource_usage(cubin: bytes) -> dict:
     return dict(registers=int(usage["REG"]), stack_bytes=int(usage["STACK"]) + int(usage["LOCAL"]))
 
 
+def first_cause(error) -> str:
+    """A compile error inside a nested @triton.jit function arrives wrapped once per
+    call site; the innermost exception says what went wrong."""
+    while error.__cause__ is not None or error.__context__ is not None:
+        error = error.__cause__ or error.__context__
+    return f"{type(error).__name__}: {str(error).strip()[:300]}"
+
+
 def check(launch: Launch, arch: int) -> Compiled:
     constants = {k: v for k, v in launch.kwargs.items() if k not in ("num_warps", "num_stages")}
     row = Compiled(launch.kernel.__name__.lstrip("_"), arch, launch.case,
@@ -123,7 +131,7 @@ def check(launch: Launch, arch: int) -> Compiled:
         for key, value in resource_usage(compiled.asm["cubin"]).items():
             setattr(row, key, value)
     except Exception as error:                       # a compile error is a result to report
-        row.error = f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}"
+        row.error = first_cause(error)
     row.seconds = time.perf_counter() - started
     return row
 
