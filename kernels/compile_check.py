@@ -33,7 +33,7 @@ import triton
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HEAD_DIMS = (64, 80, 128)
-GROUPS = (1, 4, 8)                       # query heads per KV head
+GROUPS = (1, 3, 4, 8)                    # query heads per KV head (3: a group that is no power of two)
 QUERY_LENS = (1, 3, 5, 9, 17, 33, 64)    # new tokens per sequence: decode, then every tile height
 SPLITS = (2, 3, 5, 9)                    # split-KV ranges: every power-of-two bucket up to 16
 ARCHS = (90, 80)                         # H100, A100
@@ -84,8 +84,10 @@ def recorded_launches():
         JITFunction.run = original
 
 
-def compile_launch(launch: Launch, arch: int):
-    """Compile one recorded launch for sm_<arch>, specialized as a real launch would be."""
+def specialize(launch: Launch, arch: int):
+    """What a launch on sm_<arch> would compile: Triton's own launcher code
+    classifies each argument (a pointer or an integer divisible by 16, an
+    integer equal to 1, ...) unless the kernel marks it do_not_specialize."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, make_backend
     from triton.runtime.jit import create_function_from_signature
@@ -96,8 +98,13 @@ def compile_launch(launch: Launch, arch: int):
     bound, specialization, options = binder(*launch.args, **launch.kwargs)
     options, signature, constexprs, attrs = kernel._pack_args(backend, launch.kwargs, bound, specialization,
                                                               options)
-    return triton.compile(ASTSource(kernel, signature, constexprs, attrs), target=target,
-                          options=options.__dict__)
+    return ASTSource(kernel, signature, constexprs, attrs), target, options
+
+
+def compile_launch(launch: Launch, arch: int):
+    """Compile one recorded launch for sm_<arch>, specialized as a real launch would be."""
+    source, target, options = specialize(launch, arch)
+    return triton.compile(source, target=target, options=options.__dict__)
 # ANCHOR_END: record
 
 
@@ -108,20 +115,21 @@ def resource_usage(cubin: bytes) -> dict:
         f.flush()
         report = subprocess.run([triton.knobs.nvidia.cuobjdump.path, "-res-usage", f.name],
                                 capture_output=True, text=True, check=True).stdout
-    usage = dict(re.findall(r"(REG|STACK|LOCAL):(\d+)", report))
-    return dict(registers=int(usage["REG"]), stack_bytes=int(usage["STACK"]) + int(usage["LOCAL"]))
+    usage = {key: max(int(v) for k, v in re.findall(r"(REG|STACK|LOCAL):(\d+)", report) if k == key)
+             for key in ("REG", "STACK", "LOCAL")}               # the largest of any function in the cubin
+    return dict(registers=usage["REG"], stack_bytes=usage["STACK"] + usage["LOCAL"])
 
 
 def first_cause(error) -> str:
     """A compile error inside a nested @triton.jit function arrives wrapped once per
     call site; the innermost exception says what went wrong."""
-    while error.__cause__ is not None or error.__context__ is not None:
+    while error.__cause__ is not None or (error.__context__ is not None and not error.__suppress_context__):
         error = error.__cause__ or error.__context__
     return f"{type(error).__name__}: {str(error).strip()[:300]}"
 
 
 def check(launch: Launch, arch: int) -> Compiled:
-    constants = {k: v for k, v in launch.kwargs.items() if k not in ("num_warps", "num_stages")}
+    constants = {k: v for k, v in launch.kwargs.items() if k not in ("num_warps", "num_stages", "maxnreg")}
     row = Compiled(launch.kernel.__name__.lstrip("_"), arch, launch.case,
                    " ".join(f"{k}={v}" for k, v in constants.items()), launch.kwargs.get("num_warps", 4))
     started = time.perf_counter()
@@ -193,13 +201,13 @@ def distinct(launches):
 
 
 def matrix(full: bool):
-    """The quick matrix: bf16 at head_dim 128 with every GQA group (the GPU
+    """The quick matrix: bf16 at head_dim 128 with GQA 1, 4 and 8 (the GPU
     figures' shapes), fp16 and fp32 at one group each, sm_90 only. --full:
     every dtype x head_dim x group. Both: every tile height, every split bucket."""
     if full:
         cases = itertools.product(DTYPES, HEAD_DIMS, GROUPS)
     else:
-        cases = [(torch.bfloat16, 128, g) for g in GROUPS] + [(torch.float16, 80, 4), (torch.float32, 64, 8)]
+        cases = [(torch.bfloat16, 128, g) for g in (1, 4, 8)] + [(torch.float16, 80, 4), (torch.float32, 64, 3)]
     return [engine_launches(*case) for case in cases]
 
 

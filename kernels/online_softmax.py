@@ -67,25 +67,27 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
     if block_d > 256:
         raise ValueError(f"head_dim {head_dim} is larger than the kernels support (256)")
     fp32 = dtype.itemsize == 4
-    # An exact fp32 dot runs on the CUDA cores with its operands in registers, so fp32
-    # tiles are shorter than 16-bit ones, which run on tensor cores.
-    max_rows = (32 if block_d <= 128 else 16) if fp32 else 64
+    # Sizes where no kernel spills a register, read off the compile check (python -m
+    # minicb.kernels.compile_check --full: head dims 64, 80 and 128, sm_80 and sm_90, Triton
+    # 3.6 and 3.9; head dims above 128 passed one run for sm_90). An exact fp32 dot runs on
+    # the CUDA cores with its operands in registers, so fp32 tiles are short and get 8 warps.
+    # ptxas does not reliably spill less as tiles shrink: this is a table, not a formula.
+    if fp32:
+        max_rows, block_n = (32 if block_d <= 128 else 16), 16
+    else:
+        max_rows, block_n = (64 if block_d <= 64 else 32), 32
     # The largest share of the group that fits a tile and divides the group evenly.
     heads = max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0) if pack_heads else 1
     block_m = min(max_rows, max(16, triton.next_power_of_2(heads * num_queries)))
-    # Warps and key-block width per tile, read off the compile check (python -m
-    # minicb.kernels.compile_check --full): the settings where no kernel spills a register
-    # for sm_80 and sm_90 with Triton 3.6 and 3.9. ptxas does not spill less as tiles
-    # shrink, so this is a table, not a formula.
-    if fp32:
-        num_warps, block_n = (8, 32) if block_m == 16 else (4, 16)
-    else:
-        num_warps, block_n = (8 if block_m == 32 or block_d > 128 else 4), 32
+    num_warps = 8 if fp32 or block_m == 64 else 4
     return dict(
         GROUP=group, HEADS=heads, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, HEAD_DIM=head_dim,
         # fp32 tl.dot defaults to tf32 on a GPU; "ieee" keeps fp32 exact enough
         # to match the PyTorch reference and transformers token for token.
         PRECISION="ieee" if fp32 else "tf32", num_warps=num_warps,
+        # Left to itself, ptxas may hold a kernel to fewer registers than it needs (80, say)
+        # to fit more blocks on a multiprocessor, and spill the rest to local memory.
+        maxnreg=255,
     )
 # ANCHOR_END: launch_options
 

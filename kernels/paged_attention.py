@@ -64,7 +64,7 @@ def _paged_attention_split_kernel(
 
 
 # ANCHOR: combine_kernel
-@triton.jit(do_not_specialize=["stride_part", "stride_lse_part"])
+@triton.jit(do_not_specialize=["num_splits", "stride_part", "stride_lse_part"])
 def _combine_splits_kernel(
     O_PARTS, LSE_PARTS, O, num_splits,                # parts [splits, N, H, d], lse [splits, N, H]; o [N, H, d]
     stride_part, stride_pt, stride_ph, stride_lse_part, stride_lse_t, stride_ot, stride_oh,
@@ -105,8 +105,8 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, b
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     opts = launch_options(q, k_cache, max_query_len, pack_heads)
-    programs = len(seq_lens) * (num_heads // opts["HEADS"])
-    num_splits = num_splits or choose_splits(q, programs, block_tables.shape[1] * block_size, max_query_len)
+    num_splits = num_splits or choose_splits(q.device, len(seq_lens) * (num_heads // opts["HEADS"]),
+                                             block_tables.shape[1] * block_size, max_query_len)
     args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
     if num_splits > 1:
         return split_kv(*args, num_splits, max_query_len, opts)
@@ -152,6 +152,8 @@ def combine_splits(parts, lse, dtype):
     num_splits, num_tokens, num_heads, head_dim = parts.shape
     if lse.shape != parts.shape[:3]:
         raise ValueError(f"lse {tuple(lse.shape)} does not match parts {tuple(parts.shape)}")
+    if parts.stride(-1) != 1 or lse.stride(-1) != 1:
+        raise ValueError("the last axis of parts and of lse must be contiguous")
     out = torch.empty((num_tokens, num_heads, head_dim), dtype=dtype, device=parts.device)
     _combine_splits_kernel[(num_tokens, num_heads)](
         parts, lse, out, num_splits, parts.stride(0), parts.stride(1), parts.stride(2), lse.stride(0),
@@ -162,10 +164,11 @@ def combine_splits(parts, lse, dtype):
 # ANCHOR_END: combine
 
 
-def choose_splits(q, programs, max_context, max_query_len) -> int:
+def choose_splits(device, programs, max_context, max_query_len) -> int:
     """Split only decode steps with long contexts whose programs (one per
     sequence and KV head) are too few to occupy every streaming multiprocessor."""
-    if not q.is_cuda or max_query_len > 1 or max_context < 1024:
+    device = torch.device(device)
+    if device.type != "cuda" or max_query_len > 1 or max_context < 1024:
         return 1
-    processors = torch.cuda.get_device_properties(q.device).multi_processor_count
+    processors = torch.cuda.get_device_properties(device).multi_processor_count
     return max(1, min(16, 2 * processors // programs, max_context // 512))

@@ -28,19 +28,22 @@ def attention_bytes(query_lens, seq_lens, num_heads, num_kv_heads, head_dim, dty
     opts = tile_options(dtype, head_dim, num_heads // num_kv_heads, max(query_lens), pack_heads)
     queries_per_tile, head_programs = opts["BLOCK_M"] // opts["HEADS"], num_heads // opts["HEADS"]
     kv_token = 2 * head_dim * dtype.itemsize                  # one token's K and V, one KV head
-    table_entry = 4 if block_size else 0                      # int32; read once per block of keys
+    table_entry = 4 if block_size else 0                      # int32, one per block of keys
 
-    def keys_and_tables(keys):
-        return keys * kv_token + table_entry * triton.cdiv(keys, block_size or 1)
+    def table(keys):
+        return table_entry * triton.cdiv(keys, block_size or 1)
 
-    q_and_out = 2 * sum(query_lens) * num_heads * head_dim * dtype.itemsize
-    required = q_and_out + num_kv_heads * sum(keys_and_tables(c) for c in seq_lens)
-    grid = q_and_out
+    q = sum(query_lens) * num_heads * head_dim * dtype.itemsize         # the output is as large
+    required = 2 * q + sum(num_kv_heads * c * kv_token + table(c) for c in seq_lens)
+    grid = num_splits * q + q                 # each split's programs load the queries again
     for new, context in zip(query_lens, seq_lens):
         for tile in range(triton.cdiv(new, queries_per_tile)):
-            # Causal: a tile reads the keys up to its last query.
-            keys = min(context, context - new + (tile + 1) * queries_per_tile)
-            grid += head_programs * keys_and_tables(keys)
+            # Causal: a tile walks key blocks up to its last query's position, and
+            # loads every key of the last block it starts that the sequence has.
+            # Each head program reads them, and the block-table entries that locate them.
+            last = context - new + (tile + 1) * queries_per_tile
+            keys = min(context, triton.cdiv(last, opts["BLOCK_N"]) * opts["BLOCK_N"])
+            grid += head_programs * (keys * kv_token + table(keys))
     if num_splits > 1:      # each range's fp32 output and log-sum-exp, written, then read by the combine
         grid += 2 * prod((num_splits, sum(query_lens), num_heads, head_dim + 1)) * 4
     return dict(required=required, grid=grid)

@@ -34,10 +34,11 @@ def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
 # ANCHOR: warm_up
 def warm_up(engine: LLMEngine):
     """Run one short request per attention tile height, so that Triton
-    compiles every kernel variant before the clock starts. The height
-    (BLOCK_M) follows from the most queries one sequence brings to a step,
-    times the query heads packed into each program: send the shortest
-    prompt that reaches each height."""
+    compiles each attention kernel's variants before the clock starts. The
+    height (BLOCK_M) follows from the most queries one sequence brings to a
+    step, times the query heads packed into each program: send the shortest
+    prompt that reaches each height. (With CUDA graphs, stage 5's default
+    on a GPU, the split-KV kernels compile when the graphs are captured.)"""
     cfg, model = engine.config, engine.model.config
     dtype = engine.model.embed_tokens.weight.dtype
     group = model.num_attention_heads // model.num_key_value_heads

@@ -14,6 +14,8 @@ import torch
 
 from .attention import attention_ops
 from .bench import default_device, run_bench
+from .kernels.online_softmax import tile_options
+from .kernels.paged_attention import choose_splits
 from .kernels.traffic import attention_bytes
 from .llm import LLMEngine
 from .peers import run_peer
@@ -177,11 +179,15 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
 PER_HEAD = "stage 5 paged, one head per program"
 
 
-def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, block_size=16) -> dict:
-    """{layout: bytes that must move, bytes the grid reads} for one paged decode launch."""
-    return {name: attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype, block_size,
-                                  pack_heads=packed)
-            for name, packed in [("stage 5 paged", True), (PER_HEAD, False)]}
+def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16) -> dict:
+    """{layout: bytes that must move, bytes the grid reads} for one paged
+    decode launch, split over the key ranges the host wrapper would choose."""
+    out = {}
+    for name, packed in [("stage 5 paged", True), (PER_HEAD, False)]:
+        programs = batch * heads // tile_options(dtype, head_dim, heads // kv_heads, 1, packed)["HEADS"]
+        out[name] = attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype, block_size,
+                                    packed, choose_splits(device, programs, context, 1))
+    return out
 
 
 def kernel_bandwidth(points, heads, kv_heads, head_dim, dtype, device, bandwidth, skip=()):
@@ -192,7 +198,7 @@ def kernel_bandwidth(points, heads, kv_heads, head_dim, dtype, device, bandwidth
     rows = []
     for batch, context in points:
         cases, num_bytes = decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device)
-        paged = paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype)
+        paged = paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, device)
         for name, fn in cases.items():
             if name in skip:
                 continue

@@ -44,8 +44,11 @@ def triton_version(folder):
     return run_compiled(["-c", code], folder, check=True).stdout.strip()
 
 
-@pytest.mark.parametrize("triton_folder", [None] + ([EXTRA_TRITON] if EXTRA_TRITON else []),
-                         ids=lambda f: "installed-triton" if f is None else Path(f).name)
+TRITONS = pytest.mark.parametrize("triton_folder", [None] + ([EXTRA_TRITON] if EXTRA_TRITON else []),
+                                  ids=lambda f: "installed-triton" if f is None else Path(f).name)
+
+
+@TRITONS
 def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_folder):
     report = tmp_path / "compile.json"
     result = run_compiled(["-m", "minicb.kernels.compile_check", "--json", str(report)] + (["--full"] if FULL else []),
@@ -82,3 +85,23 @@ print(json.dumps([dict(ok=r.ok, error=r.error, stack=r.stack_bytes, registers=r.
     assert not broken["ok"] and broken["error"]
     assert not spills["ok"] and spills["stack"] > 0 and not spills["error"]
     assert fits["ok"] and fits["stack"] == 0 and fits["registers"] > 0
+
+
+@TRITONS
+def test_launches_are_specialized_as_on_a_gpu(triton_folder):
+    """Aligned pointers, strides and a block size divisible by 16 compile as
+    such; the block table's width, marked do_not_specialize, does not."""
+    code = """
+import json, torch
+from minicb.kernels.compile_check import engine_launches, specialize
+launches = engine_launches(torch.bfloat16, 128, 4, query_lens=(1,), splits=())
+launch = next(l for l in launches if l.kernel.__name__ == "_paged_attention_kernel")
+source, _, _ = specialize(launch, 90)
+names = launch.kernel.arg_names
+print(json.dumps(sorted(names[i] for (i,), attrs in source.attrs.items() if ["tt.divisibility", 16] in attrs)))
+"""
+    result = run_compiled(["-c", code], triton_folder, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    divisible = json.loads(result.stdout.splitlines()[-1])
+    assert divisible == sorted(["Q", "K", "V", "O", "CU_SEQLENS_Q", "SEQ_LENS", "BLOCK_TABLES", "stride_qt",
+                                "stride_qh", "stride_kt", "stride_kh", "stride_ot", "stride_oh", "block_size"])

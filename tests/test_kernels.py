@@ -174,7 +174,7 @@ def test_lengths_that_change_every_step_are_not_specialized():
     assert lines == [str(sorted(names)) for names in (
         ["context_len", "num_queries"], ["context_len", "num_queries", "stride_ob", "stride_qb"],
         ["stride_table"], ["split_len", "stride_lse_part", "stride_part", "stride_table"],
-        ["stride_lse_part", "stride_part"])]
+        ["num_splits", "stride_lse_part", "stride_part"])]
 
 
 def test_packed_decode_reads_each_kv_head_once():
@@ -183,19 +183,21 @@ def test_packed_decode_reads_each_kv_head_once():
     args = ([1] * 64, [4096] * 64, 32, 8, 128, torch.bfloat16, 16)
     packed, per_head = attention_bytes(*args), attention_bytes(*args, pack_heads=False)
     kv = 8 * 64 * 4096 * 2 * 128 * 2                 # K and V of every token, once per KV head: 1.07 GB
-    tables = 8 * 64 * (4096 // 16) * 4               # one int32 per block, per KV head's program
+    tables = 64 * (4096 // 16) * 4                   # one int32 per block
     q_and_out = 2 * 64 * 32 * 128 * 2
     assert packed["required"] == per_head["required"] == kv + tables + q_and_out
-    assert packed["grid"] == packed["required"]
-    assert per_head["grid"] == 4 * (kv + tables) + q_and_out                # 4.29 GB: each KV head read 4 times
+    assert packed["grid"] == kv + 8 * tables + q_and_out          # each KV head's program reads the table
+    assert per_head["grid"] == 4 * kv + 32 * tables + q_and_out   # each KV head read by 4 programs
     assert round(kv / 1e9, 2) == 1.07 and round(per_head["grid"] / 1e9, 2) == 4.30
 
 
 def test_bytes_model_follows_causal_tiles_and_splits():
-    # 33 new tokens over a 40-token context, fp32, no GQA: tiles of 32 queries (fp32's
-    # tallest). The first tile's last query sees key 38, so it reads 39 keys; the second 40.
-    kv_token, q_and_out = 2 * 64 * 4, 2 * 33 * 4 * 64 * 4
-    out = attention_bytes([33], [40], 4, 4, 64, torch.float32)
-    assert out == dict(required=q_and_out + 4 * 40 * kv_token, grid=q_and_out + 4 * (39 + 40) * kv_token)
-    split = attention_bytes([1], [40], 4, 4, 64, torch.float32, num_splits=3)
-    assert split["grid"] - attention_bytes([1], [40], 4, 4, 64, torch.float32)["grid"] == 2 * 3 * 4 * 65 * 4
+    # 64 new tokens over a 70-token context, fp32, no GQA: tiles of 32 queries (fp32's
+    # tallest) walking keys in blocks of 16. The first tile's last query sees key 37, so it
+    # reads the blocks up to key 47: 48 keys. The second tile reads all 70.
+    kv_token, q = 2 * 64 * 4, 64 * 4 * 64 * 4
+    out = attention_bytes([64], [70], 4, 4, 64, torch.float32)
+    assert out == dict(required=2 * q + 4 * 70 * kv_token, grid=2 * q + 4 * (48 + 70) * kv_token)
+    # Three splits load the query three times, and write and read back fp32 partial outputs.
+    whole, split = (attention_bytes([1], [40], 4, 4, 64, torch.float32, num_splits=n)["grid"] for n in (1, 3))
+    assert split - whole == 2 * (4 * 64 * 4) + 2 * 3 * 4 * (64 + 1) * 4
