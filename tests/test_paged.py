@@ -20,27 +20,31 @@ GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 PAGED_SEQS = [(33, 33), (1, 40), (7, 7), (1, 32), (8, 48), (16, 17), (1, 1)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("block_size", [1, 16, 32])
-@pytest.mark.parametrize("head_dim", [64, 128])
-@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
-def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):
-    torch.manual_seed(4)
-    num_heads, num_kv_heads = heads
-    query_lens, context_lens = zip(*PAGED_SEQS)
+def paged_inputs(query_lens, context_lens, num_heads, num_kv_heads, head_dim, dtype, block_size):
+    """One step over a paged cache: sequence s brings query_lens[s] new tokens
+    over a context of context_lens[s]; its blocks are scattered through a
+    shuffled pool with a few blocks to spare."""
     widest = max(-(-c // block_size) for c in context_lens)
-    num_blocks = len(PAGED_SEQS) * widest + 3
-    shuffled = torch.randperm(num_blocks, device=DEVICE)[:len(PAGED_SEQS) * widest]
-    block_tables = shuffled.view(len(PAGED_SEQS), widest).to(torch.int32)      # scattered physical blocks
+    num_blocks = len(context_lens) * widest + 3
+    block_tables = torch.randperm(num_blocks, device=DEVICE)[:len(context_lens) * widest]
+    block_tables = block_tables.view(len(context_lens), widest).to(torch.int32)
     cu_seqlens_q = torch.tensor([0, *torch.tensor(query_lens).cumsum(0).tolist()], device=DEVICE,
                                 dtype=torch.int32)
     seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
     q = rand(sum(query_lens), num_heads, head_dim, dtype=dtype)
     k_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
     v_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
-    out = paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
-    expected = reference.paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
-    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+    return q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("block_size", [1, 16, 32])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):
+    torch.manual_seed(4)
+    args = paged_inputs(*zip(*PAGED_SEQS), *heads, head_dim, dtype, block_size)
+    torch.testing.assert_close(paged_attention(*args), reference.paged_attention(*args), **TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("block_size", [1, 16])
@@ -50,34 +54,9 @@ def test_split_kv_matches_reference(block_size, num_splits, heads):
     """Flash decoding: one query per sequence, contexts split into key ranges
     (some ranges empty for the short contexts), merged by log-sum-exp."""
     torch.manual_seed(5)
-    num_heads, num_kv_heads = heads
-    context_lens = [300, 17, 1, 129]
-    widest = max(-(-c // block_size) for c in context_lens)
-    num_blocks = len(context_lens) * widest + 2
-    block_tables = torch.randperm(num_blocks, device=DEVICE)[:len(context_lens) * widest]
-    block_tables = block_tables.view(len(context_lens), widest).to(torch.int32)
-    cu_seqlens_q = torch.arange(len(context_lens) + 1, device=DEVICE, dtype=torch.int32)
-    seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
-    q = rand(len(context_lens), num_heads, 64, dtype=torch.float32)
-    k_cache = rand(num_blocks * block_size, num_kv_heads, 64, dtype=torch.float32)
-    v_cache = rand(num_blocks * block_size, num_kv_heads, 64, dtype=torch.float32)
-    args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    args = paged_inputs([1] * 4, [300, 17, 1, 129], *heads, 64, torch.float32, block_size)
     out = paged_attention(*args, num_splits=num_splits)
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
-
-
-def shuffled_decode_batch(context_lens, num_heads, num_kv_heads, head_dim, dtype, block_size):
-    """One query per sequence; each sequence's blocks scattered through a shuffled pool."""
-    widest = max(-(-c // block_size) for c in context_lens)
-    num_blocks = len(context_lens) * widest + 5
-    block_tables = torch.randperm(num_blocks, device=DEVICE)[:len(context_lens) * widest]
-    block_tables = block_tables.view(len(context_lens), widest).to(torch.int32)
-    cu_seqlens_q = torch.arange(len(context_lens) + 1, device=DEVICE, dtype=torch.int32)
-    seq_lens = torch.tensor(context_lens, device=DEVICE, dtype=torch.int32)
-    q = rand(len(context_lens), num_heads, head_dim, dtype=dtype)
-    k_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
-    v_cache = rand(num_blocks * block_size, num_kv_heads, head_dim, dtype=dtype)
-    return q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size
 
 
 # (query heads, KV heads): GQA 1, 2, 3, 4 and 8
@@ -91,7 +70,7 @@ def test_packed_decode_matches_reference(dtype, heads, num_splits):
     """A decode step: one program per (sequence, KV head) carries all of that
     KV head's query heads. Sequences of different lengths, shuffled blocks."""
     torch.manual_seed(6)
-    args = shuffled_decode_batch([45, 1, 16, 130, 7, 64], *heads, 64, dtype, block_size=16)
+    args = paged_inputs([1] * 6, [45, 1, 16, 130, 7, 64], *heads, 64, dtype, block_size=16)
     out = paged_attention(*args, max_query_len=1, num_splits=num_splits)
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
 
@@ -102,14 +81,7 @@ def test_packing_changes_which_program_computes_a_head_not_its_value(dtype, head
     """Packed and one-head-per-program launches agree, for prefill chunks and
     decodes, also when a group (64) is taller than one fp32 tile holds (32)."""
     torch.manual_seed(7)
-    num_heads, num_kv_heads = heads
-    query_lens, context_lens = zip(*PAGED_SEQS)
-    q, k_cache, v_cache, _, seq_lens, block_tables, block_size = shuffled_decode_batch(
-        context_lens, num_heads, num_kv_heads, 64, dtype, block_size=16)
-    q = rand(sum(query_lens), num_heads, 64, dtype=dtype)
-    cu_seqlens_q = torch.tensor([0, *torch.tensor(query_lens).cumsum(0).tolist()], device=DEVICE,
-                                dtype=torch.int32)
-    args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
+    args = paged_inputs(*zip(*PAGED_SEQS), *heads, 64, dtype, block_size=16)
     packed, one_head = paged_attention(*args), paged_attention(*args, pack_heads=False)
     torch.testing.assert_close(packed, one_head, **TOLERANCE[dtype])
     torch.testing.assert_close(packed, reference.paged_attention(*args), **TOLERANCE[dtype])
