@@ -1,6 +1,8 @@
-"""Choosing the attention implementation: Triton kernels or the naive reference.
+"""Choosing the attention implementation: the Triton kernels ("triton", the
+default on a GPU), PyTorch's fused attention ("sdpa", the default without
+one) or the naive reference ("reference", the ground truth of the tests).
 
-Both give the same functions with the same signatures
+All three give the same functions with the same signatures
 (``contiguous_attention``, ``padded_attention``, ...), so a stage asks for
 ``ops.padded_attention`` and does not care which it got.
 
@@ -24,8 +26,10 @@ def use_interpreter_without_gpu():
 
 
 def attention_ops(backend: str) -> SimpleNamespace:
-    if backend == "torch":
+    if backend == "reference":
         from .kernels import reference as module
+    elif backend == "sdpa":
+        from .kernels import sdpa as module
     elif backend == "triton":
         _check_triton_can_run()
         from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
@@ -44,4 +48,4 @@ def _check_triton_can_run():
         raise RuntimeError(
             "attention_backend='triton' without a GPU needs Triton's interpreter: set "
             "TRITON_INTERPRET=1 before triton is first imported (import minicb first, or "
-            "export it in the shell), or use attention_backend='torch'")
+            "export it in the shell), or use attention_backend='sdpa'")

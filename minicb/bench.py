@@ -1,10 +1,13 @@
 """``python -m minicb bench``: several engines, one workload, one table."""
 import json
+import os
+import platform
 from pathlib import Path
 
 import torch
 
 from .driver import replay
+from .config import ENGINE_NAMES
 from .figures import environment
 from .kernels.online_softmax import tile_options
 from .llm import LLMEngine
@@ -60,26 +63,55 @@ def default_device() -> str:
 def main(args):
     from .checkpoint import make_tiny_checkpoint
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     model = args.model or make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
     options = dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
                    max_batch_size=args.max_batch_size, max_num_seqs=args.max_num_seqs,
+                   max_num_batched_tokens=args.max_num_batched_tokens,
                    max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
                    block_size=args.block_size, num_blocks=args.num_blocks,
                    enable_chunked_prefill=args.enable_chunked_prefill,
                    enable_prefix_caching=args.enable_prefix_caching)
-    runs = run_bench(model, args.engine.split(","), workload, **options)
-    peers = {name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
-                            args.max_batch_size) for name in filter(None, args.peers.split(","))}
-    print(f"\nworkload: {workload.description}")
-    print(format_table(runs, BENCH_COLUMNS))
-    if peers:
-        print("\ntransformers on the same requests, all at once (arrival times ignored):")
-        print(format_table({**runs, **peers}, THROUGHPUT_COLUMNS))
-        runs.update(peers)
+    print(f"workload: {workload.description}\nmachine: {machine()}")
+    rounds = []
+    for round_number in range(args.repeat):            # engines and peers take turns, round after round
+        runs = run_bench(model, args.engine.split(","), workload, **options)
+        runs.update({name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
+                                    args.max_batch_size) for name in filter(None, args.peers.split(","))})
+        print(f"\nround {round_number + 1} of {args.repeat} (load average now {os.getloadavg()[0]:.2f})")
+        print(format_table({n: r for n, r in runs.items() if n in ENGINE_NAMES}, BENCH_COLUMNS))
+        if args.peers:
+            print("\ntransformers on the same requests, all at once (arrival times ignored):")
+            print(format_table(runs, THROUGHPUT_COLUMNS))
+        rounds.append(runs)
+    if args.repeat > 1:
+        print("\noutput tok/s in each round:")
+        print(format_rounds(rounds))
     if args.out:
-        result = dict(model=str(model), workload=workload.description, options=options,
-                      environment=environment(), results={n: r.summary() for n, r in runs.items()})
+        result = dict(model=str(model), workload=workload.description, options=options, threads=torch.get_num_threads(),
+                      environment=environment(), machine=machine(),
+                      rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"results: {args.out}")
+
+
+def format_rounds(rounds) -> str:
+    """One line per run: its output tok/s in each round, and per round its ratio to the first run."""
+    names = list(rounds[0])
+    lines = []
+    for name in names:
+        values = [runs[name].output_throughput for runs in rounds]
+        ratios = [runs[name].output_throughput / runs[names[0]].output_throughput for runs in rounds]
+        lines.append(f"{name:>20}  " + "  ".join(f"{v:8.1f}" for v in values) +
+                     f"   x {names[0]}: " + "  ".join(f"{r:.2f}" for r in ratios))
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    """The CPU, its cores, torch's threads and the load: what a CPU figure depends on."""
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.2f}"
+            + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))

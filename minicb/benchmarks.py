@@ -139,7 +139,7 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
     SDPA (and stage 5 with one program per query head, the layout before GQA
     packing). Returns {name: zero-argument callable} and the bytes one call
     must read and write at least (K, V, q and the output)."""
-    triton_ops, reference = attention_ops("triton"), attention_ops("torch")
+    triton_ops, reference = attention_ops("triton"), attention_ops("reference")
     g = torch.Generator(device="cpu").manual_seed(seed)
     rand = lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dtype)   # noqa: E731
     q = rand(batch, heads, head_dim)

@@ -23,8 +23,10 @@ class BlockManager:
         self.enable_prefix_caching = enable_prefix_caching
         self.free_blocks = OrderedDict.fromkeys(range(num_blocks))   # oldest-freed first
         self.ref_counts = [0] * num_blocks
-        self.block_tables: dict[str, list[int]] = {}                 # request id -> physical blocks
-        self.block_hashes: dict[str, list[int]] = {}                 # request id -> hashes of its full blocks
+        # Keyed by the request itself, not its id: an id may be used again while the
+        # step of the request that had it is still in flight (async scheduling).
+        self.block_tables: dict[object, list[int]] = {}              # request -> physical blocks
+        self.block_hashes: dict[object, list[int]] = {}              # request -> hashes of its full blocks
         self.cached: dict[int, int] = {}                             # hash -> block holding those tokens
         self.hash_of: dict[int, int] = {}                            # block -> its hash, if cached
         self.prefix_hits = 0                                         # blocks reused from the cache
@@ -34,7 +36,7 @@ class BlockManager:
 
     def can_allocate(self, request, num_tokens) -> bool:
         """Could the request hold num_tokens tokens after this call to allocate?"""
-        table = self.block_tables.get(request.request_id)
+        table = self.block_tables.get(request)
         if table is None:                                  # new: cached prefix blocks come for free
             hits = self.cached_prefix(request)
             idle_hits = sum(self.ref_counts[b] == 0 for b in hits)   # on the free list, but will be taken
@@ -43,14 +45,14 @@ class BlockManager:
 
     def allocate(self, request, num_tokens):
         """Grow the request's block table to cover num_tokens tokens."""
-        table = self.block_tables.get(request.request_id)
+        table = self.block_tables.get(request)
         if table is None:
-            table = self.block_tables[request.request_id] = []
+            table = self.block_tables[request] = []
             for block in self.cached_prefix(request):
                 self.take(block)
                 table.append(block)
                 self.prefix_hits += 1
-            self.block_hashes[request.request_id] = [self.hash_of[b] for b in table]
+            self.block_hashes[request] = [self.hash_of[b] for b in table]
         while len(table) < self.blocks_for(num_tokens):
             table.append(self.take_free_block())
 
@@ -58,15 +60,15 @@ class BlockManager:
         """Drop the request's blocks. Blocks still owned by others stay; the
         rest go back to the free list, tail blocks first so that shared
         prefixes are the last to be reused."""
-        for block in reversed(self.block_tables.pop(request.request_id)):
+        for block in reversed(self.block_tables.pop(request)):
             self.ref_counts[block] -= 1
             if self.ref_counts[block] == 0:
                 self.free_blocks[block] = None
-        self.block_hashes.pop(request.request_id, None)
+        self.block_hashes.pop(request, None)
 
     def cache_rows(self, request, start, count) -> list[int]:
         """Cache rows (block * block_size + offset) of tokens start..start+count."""
-        table, size = self.block_tables[request.request_id], self.block_size
+        table, size = self.block_tables[request], self.block_size
         return [table[p // size] * size + p % size for p in range(start, start + count)]
 # ANCHOR_END: block_manager
 
@@ -103,9 +105,9 @@ class BlockManager:
 
     def computed(self, request):
         """After a step: publish the request's newly filled blocks in the cache."""
-        if not self.enable_prefix_caching or request.request_id not in self.block_tables:
+        if not self.enable_prefix_caching or request not in self.block_tables:
             return                          # (async scheduling: it was freed while its step ran)
-        hashes, table, size = self.block_hashes[request.request_id], self.block_tables[request.request_id], \
+        hashes, table, size = self.block_hashes[request], self.block_tables[request], \
             self.block_size
         tokens = request.all_token_ids
         for i in range(len(hashes), request.num_computed_tokens // size):

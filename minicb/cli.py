@@ -39,6 +39,8 @@ def main(argv=None):
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--peers", default="", help="comma-separated, from hf_generate,hf_generate_batch: "
                        "transformers on the same checkpoint and requests (all at once)")
+    bench.add_argument("--repeat", type=int, default=1, help="rounds; engines and peers take turns in each")
+    bench.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     bench.add_argument("--out", default=None, help="also write the results as JSON here")
     add_engine_options(bench)
 
@@ -59,6 +61,7 @@ def add_engine_options(parser):
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--bucket-by-length", action="store_true")
     parser.add_argument("--max-num-seqs", type=int, default=8)
+    parser.add_argument("--max-num-batched-tokens", type=int, default=None)
     parser.add_argument("--max-wait-ms", type=float, default=50.0)
     parser.add_argument("--scheduling-policy", default="mixed", choices=SCHEDULING_POLICIES)
     parser.add_argument("--block-size", type=int, default=16)
@@ -74,6 +77,7 @@ def generate(args):
     llm = LLM(args.model, engine=args.engine, dtype=args.dtype, device=args.device,
               attention_backend=args.attention_backend, max_batch_size=args.max_batch_size,
               bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
+              max_num_batched_tokens=args.max_num_batched_tokens,
               max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
               block_size=args.block_size, num_blocks=args.num_blocks,
               enable_chunked_prefill=args.enable_chunked_prefill, enable_prefix_caching=args.enable_prefix_caching)

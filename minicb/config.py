@@ -5,7 +5,7 @@ import torch
 
 ENGINE_NAMES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
-ATTENTION_BACKENDS = ("torch", "triton")
+ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 
 
 # ANCHOR: engine_config
@@ -18,8 +18,10 @@ class EngineConfig:
     device: str | None = None
     """"cuda" when a GPU is present, else "cpu"."""
     attention_backend: str | None = None
-    """"triton" (the stage's Triton kernel; through the interpreter on a CPU)
-    or "torch" (the naive reference). Default: triton on CUDA, torch on CPU."""
+    """"triton" (the stage's Triton kernel; through the interpreter on a CPU),
+    "sdpa" (PyTorch's fused scaled_dot_product_attention, one call per step's
+    decodes and one per its prefills) or "reference" (the naive PyTorch
+    attention the tests check against). Default: triton on CUDA, sdpa on CPU."""
     max_model_len: int | None = None
     """Longest prompt + max_tokens a request may ask for. Default: the model's
     max_position_embeddings (or sliding window, if shorter), capped at 4096."""
@@ -78,7 +80,7 @@ class EngineConfig:
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         if self.attention_backend is None:
-            self.attention_backend = "triton" if str(self.device).startswith("cuda") else "torch"
+            self.attention_backend = "triton" if str(self.device).startswith("cuda") else "sdpa"
         if self.attention_backend not in ATTENTION_BACKENDS:
             raise ValueError(f"unknown attention_backend {self.attention_backend!r}; "
                              f"choose one of {ATTENTION_BACKENDS}")
@@ -104,6 +106,11 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
+        if self.attention_backend == "triton" and not str(self.device).startswith("cuda") and \
+                str(self.dtype).removeprefix("torch.") == "bfloat16":
+            raise ValueError("dtype 'bfloat16' with attention_backend 'triton' needs a GPU: on a CPU, Triton's "
+                             "interpreter computes bf16 dot products wrongly; use dtype 'float32' or 'float16', "
+                             "or attention_backend 'sdpa'")
         if self.async_scheduling and self.engine != "paged":
             raise ValueError(f"async_scheduling=True needs engine 'paged', got engine {self.engine!r}")
         if self.max_model_len is not None and self.max_model_len < 2:

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from .checkpoint import load_model
 from .config import EngineConfig
 from .metrics import RunMetrics
-from .request import Request, RequestOutput, StepOutput
+from .request import Request, RequestOutput, StepOutput, new_request_id
 from .sampling import SamplingParams, make_generator
 from .stages.continuous import ContinuousEngine
 from .stages.dynamic import DynamicEngine
@@ -69,15 +69,16 @@ class LLMEngine:
         for r in self.engine.step():
             if r.finished:
                 self.requests.pop(r.request_id, None)
-            outputs.append(StepOutput(r.request_id, r.output_token_ids[-1:], list(r.output_token_ids),
-                                      r.finished, r.finish_reason, r.metrics if r.finished else None))
+            new = [] if r.error else r.output_token_ids[-1:]
+            outputs.append(StepOutput(r.request_id, new, list(r.output_token_ids), r.finished, r.finish_reason,
+                                      r.metrics if r.finished else None, r.error))
         return outputs
 
-    def abort(self, request_id: str):
+    def abort(self, request_id):
         """Stop a request now and free what it holds. An unknown or already
         finished id is a no-op, so aborting twice is safe."""
-        self.engine.abort(request_id)
-        self.requests.pop(request_id, None)
+        self.engine.abort(str(request_id))
+        self.requests.pop(str(request_id), None)
 
     def has_unfinished_requests(self) -> bool:
         return self.engine.has_unfinished_requests()
@@ -101,8 +102,7 @@ class LLMEngine:
             label = "request" if request_id is None else f"request {request_id!r}"
         if not isinstance(params, SamplingParams):
             raise ValueError(f"{label}: sampling params must be SamplingParams, got {params!r}")
-        if request_id is not None and request_id in self.requests:
-            raise ValueError(f"{label}: request_id {request_id!r} is already in use")
+        request_id = self.free_request_id(label, request_id)
         ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
         if not ids:
             raise ValueError(f"{label}: the prompt is empty")
@@ -110,14 +110,23 @@ class LLMEngine:
         if len(ids) + params.max_tokens > self.config.max_model_len:
             raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
                              f"exceeds max_model_len {self.config.max_model_len}")
-        request = Request(ids, params, self.model.config.eos_token_ids,
+        request = Request(ids, params, self.model.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
                           generator=make_generator(params, self.generator))
-        if request_id is not None:
-            request.request_id = str(request_id)
         self.engine.check_request(request, label)
         request.metrics.arrival_time = time.perf_counter() if arrival_time is None else arrival_time
         return request
+
+    def free_request_id(self, label, request_id) -> str:
+        """Ids are strings (7 and "7" are one id) and no two live requests share
+        one; an automatic id skips any that a live request was given."""
+        if request_id is None:
+            request_id = new_request_id()
+            while request_id in self.engine.unfinished:
+                request_id = new_request_id()
+        elif str(request_id) in self.engine.unfinished:
+            raise ValueError(f"{label}: request_id {request_id!r} is already in use")
+        return str(request_id)
 
     def check_token_id(self, label, token) -> int:
         try:
@@ -152,7 +161,7 @@ class LLM:
         """prompts: strings or lists of token ids. sampling_params: one
         SamplingParams for all, or a list with one per prompt. Every prompt is
         checked before any work runs; outputs come back in prompt order."""
-        if isinstance(prompts, str) or (len(prompts) and isinstance(prompts[0], int)):
+        if is_one_prompt(prompts):
             prompts = [prompts]
         params = params_per_prompt(prompts, sampling_params)
         requests = [self.llm_engine.make_request(p, sp, label=f"request {i}")
@@ -180,7 +189,7 @@ class LLM:
     def to_output(self, r: Request) -> RequestOutput:
         return RequestOutput(r.request_id, r.prompt, r.prompt_token_ids, r.output_token_ids,
                              self.tokenizer.decode(r.output_token_ids, skip_special_tokens=True),
-                             r.finish_reason, r.metrics)
+                             r.finish_reason, r.metrics, r.error)
 
 
 def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
@@ -192,3 +201,16 @@ def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
     if len(params) != len(prompts):
         raise ValueError(f"got {len(params)} sampling_params for {len(prompts)} prompts")
     return params
+
+
+def is_one_prompt(prompts) -> bool:
+    """A string, or one sequence of token ids: ints, numpy ints, a 1-D array or tensor."""
+    if isinstance(prompts, str):
+        return True
+    if hasattr(prompts, "ndim"):                    # a numpy array or a torch tensor
+        return prompts.ndim == 1
+    try:
+        operator.index(next(iter(prompts)))
+        return True
+    except (StopIteration, TypeError):
+        return False

@@ -158,6 +158,16 @@ class RunMetrics(Throughput):
         return {k: v / slots for k, v in totals.items()} if slots else totals
     # ANCHOR_END: kv_breakdown
 
+    @property
+    def host_share(self) -> float:
+        """Share of the steps' time the host spent scheduling and building inputs (stages 4-5)."""
+        busy = sum(s.duration for s in self.steps)
+        return sum(s.host_time for s in self.steps) / busy if busy else 0.0
+
+    @property
+    def median_step(self) -> float:
+        return float(np.median([s.duration for s in self.steps])) if self.steps else float("nan")
+
     def max_running(self) -> int:
         """The most requests that held KV memory in one step."""
         return max((len(s.kv_held) for s in self.steps), default=0)
@@ -170,7 +180,8 @@ class RunMetrics(Throughput):
                     tpot_p50_s=self.tpot["p50"], latency_p50_s=self.latency["p50"],
                     latency_p99_s=self.latency["p99"], steps=self.num_steps,
                     occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved, kv_peak_used=self.kv_peak_used,
-                    kv_utilization=self.kv_utilization, preemptions=self.num_preemptions)
+                    kv_utilization=self.kv_utilization, preemptions=self.num_preemptions,
+                    median_step_s=self.median_step, host_share=self.host_share)
 
 
 # (header, format, value) for the tables the demo and the benchmark print.
@@ -189,6 +200,7 @@ BENCH_COLUMNS = [
     ("TPOT p50 ms", "{:.2f}", lambda r: 1e3 * r.tpot["p50"]),
     ("latency p50 s", "{:.3f}", lambda r: r.latency["p50"]), ("latency p99 s", "{:.3f}", lambda r: r.latency["p99"]),
     ("occupancy", "{:.0%}", lambda r: r.occupancy), ("KV used/reserved", "{:.0%}", lambda r: r.kv_utilization),
+    ("step p50 ms", "{:.2f}", lambda r: 1e3 * r.median_step), ("host share", "{:.0%}", lambda r: r.host_share),
 ]
 
 THROUGHPUT_COLUMNS = [            # what every run reports, transformers' peers included

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from .sampling import SamplingParams
 
 _ids = itertools.count()
+
+
+def new_request_id() -> str:
+    """The next automatic request id ("0", "1", ...): LLMEngine skips any a live request holds."""
+    return str(next(_ids))
+
 PENDING = -1          # a token sampled on the device whose value the host has not read yet
 
 
@@ -44,11 +50,12 @@ class Request:
     prompt_token_ids: list[int]
     params: SamplingParams
     eos_token_ids: tuple[int, ...]
-    request_id: str = field(default_factory=lambda: str(next(_ids)))
+    request_id: str = field(default_factory=new_request_id)
     prompt: str | None = None
     generator: object = None                  # this request's torch.Generator
     output_token_ids: list[int] = field(default_factory=list)
-    finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort"
+    finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort" | "error"
+    error: str | None = None                  # what went wrong, when finish_reason is "error"
     metrics: RequestMetrics = None
     num_computed_tokens: int = 0              # stages 4-5: tokens whose K/V are in the cache
     num_preemptions: int = 0                  # stage 5: times its KV was dropped to make room
@@ -108,6 +115,11 @@ class Request:
 
     def abort(self, now: float):
         self.finish_reason, self.metrics.finish_time = "abort", now
+
+    def fail(self, error: Exception, now: float):
+        """Something about this request alone went wrong (e.g. sampling it raised)."""
+        self.finish_reason, self.metrics.finish_time = "error", now
+        self.error = f"{type(error).__name__}: {error}"
 # ANCHOR_END: request
 
 
@@ -120,6 +132,7 @@ class StepOutput:
     finished: bool
     finish_reason: str | None
     metrics: RequestMetrics | None = None   # set on a finished request's last output
+    error: str | None = None                # set when finish_reason is "error"
 
 
 @dataclass
@@ -132,3 +145,4 @@ class RequestOutput:
     text: str
     finish_reason: str
     metrics: RequestMetrics
+    error: str | None = None                # set when finish_reason is "error"

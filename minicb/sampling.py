@@ -1,4 +1,6 @@
 """SamplingParams and the one sampler every stage uses."""
+import math
+import operator
 from dataclasses import dataclass, field
 
 import torch
@@ -23,15 +25,38 @@ class SamplingParams:
     ignore_eos: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+        # bool is an int in Python: top_k=True must not pass for top_k=1.
+        def is_int(x):
+            return isinstance(x, int) and not isinstance(x, bool)
+
+        def is_real(x):
+            return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+        if not is_int(self.max_tokens) or self.max_tokens < 1:
             raise ValueError(f"max_tokens must be an integer >= 1, got {self.max_tokens!r}")
-        if not self.temperature >= 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature!r}")
-        if not isinstance(self.top_k, int) or self.top_k < 0:
+        if not is_real(self.temperature) or self.temperature < 0:
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+        if not is_int(self.top_k) or self.top_k < 0:
             raise ValueError(f"top_k must be an integer >= 0 (0 = off), got {self.top_k!r}")
-        if not 0 < self.top_p <= 1:
+        if not is_real(self.top_p) or not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
-        self.stop_token_ids = list(self.stop_token_ids)
+        if self.seed is not None and not (is_int(self.seed) and 0 <= self.seed < 2**64):
+            raise ValueError(f"seed must be an integer in [0, 2**64) or None, got {self.seed!r}")
+        if isinstance(self.stop_token_ids, (str, bytes)) or not hasattr(self.stop_token_ids, "__iter__"):
+            raise ValueError(f"stop_token_ids must be a list of token ids, got {self.stop_token_ids!r}")
+        self.stop_token_ids = [self.check_token_id(t) for t in self.stop_token_ids]
+        if not isinstance(self.ignore_eos, bool):
+            raise ValueError(f"ignore_eos must be True or False, got {self.ignore_eos!r}")
+
+    @staticmethod
+    def check_token_id(token) -> int:
+        try:
+            index = operator.index(token)           # ints, numpy ints, 0-d integer tensors
+        except TypeError:
+            index = None
+        if index is None or isinstance(token, bool) or index < 0:
+            raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
+        return index
 
     @property
     def greedy(self) -> bool:
@@ -47,23 +72,37 @@ class Sampler:
     its random draws do not depend on which other requests share the batch.
     """
 
-    def __call__(self, logits, params: list[SamplingParams], generators: list) -> list[int]:
+    def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
+        """One token per row, or, for a row whose sampling raised, the exception:
+        one request's failure must not cost the others their tokens."""
         if all(p.greedy for p in params):
             return logits.argmax(dim=-1).tolist()
-        return [self._sample_row(row, p, g) for row, p, g in zip(logits, params, generators)]
+        return [self._sample_row_or_error(row, p, g) for row, p, g in zip(logits, params, generators)]
 
-    def on_device(self, logits, params: list[SamplingParams], generators: list) -> torch.Tensor:
-        """The same tokens as a tensor on logits' device. A greedy batch never
-        leaves the device, so the host need not wait for it."""
+    def on_device(self, logits, params: list[SamplingParams], generators: list):
+        """The same tokens as a tensor on logits' device, and {row: exception}
+        for rows that failed (their entry in the tensor is 0). A greedy batch
+        never leaves the device, so the host need not wait for it."""
         if all(p.greedy for p in params):
-            return logits.argmax(dim=-1)
-        return torch.tensor(self(logits, params, generators), device=logits.device)
+            return logits.argmax(dim=-1), {}
+        tokens = self(logits, params, generators)
+        errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
+        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)], device=logits.device), errors
+
+    @classmethod
+    def _sample_row_or_error(cls, logits, p: SamplingParams, generator):
+        try:
+            return cls._sample_row(logits, p, generator)
+        except Exception as error:                  # the request fails alone (Request.fail)
+            return error
 
     @staticmethod
     def _sample_row(logits, p: SamplingParams, generator) -> int:
         if p.greedy:
             return int(logits.argmax())
-        logits = logits / p.temperature
+        # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
+        # -inf (never selected) instead of the best going to +inf (and softmax to nan).
+        logits = (logits - logits.max()) / p.temperature
         if p.top_k:
             kth_best = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
             logits = logits.masked_fill(logits < kth_best, float("-inf"))

@@ -12,6 +12,7 @@ manager in stage 4, a block manager in stage 5. Pure bookkeeping: no model,
 no tensors, so tests drive it directly.
 """
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .config import EngineConfig
@@ -53,16 +54,18 @@ class Scheduler:
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []          # in admission order
         self.steps_since_admission = 0
+        self.num_preemptions = 0
 
     def schedule(self) -> ScheduledBatch:
         budget = self.config.max_num_batched_tokens
         if self.config.scheduling_policy == "prefill_first":
             admitted = self.admit(budget)          # new prompts get a step of their own
             return ScheduledBatch(admitted or self.schedule_running(budget))
+        preemptions = self.num_preemptions
         running = self.schedule_running(budget)
-        preempted = len(running) < len(self.running)
         budget -= sum(n for _, n in running)
-        return ScheduledBatch(running + ([] if preempted else self.admit(budget)))
+        # Memory ran out this step: admitting now would only preempt again.
+        return ScheduledBatch(running + ([] if self.num_preemptions > preemptions else self.admit(budget)))
 
     def schedule_running(self, budget) -> list[tuple[Request, int]]:
         """Every running request computes its next tokens; if KV memory runs
@@ -137,8 +140,21 @@ class Scheduler:
         self.kv.free(request)
         request.num_computed_tokens = 0
         request.num_preemptions += 1
+        self.num_preemptions += 1
         self.waiting.appendleft(request)
     # ANCHOR_END: preempt
+
+    @contextmanager
+    def undone_on_error(self, batch: ScheduledBatch):
+        """If the step raises, it never happened: its requests count none of its
+        tokens as computed, so the next step schedules them again."""
+        computed = [(request, request.num_computed_tokens) for request in batch.requests]
+        try:
+            yield
+        except BaseException:
+            for request, n in computed:
+                request.num_computed_tokens = n
+            raise
 
     def advance(self, batch: ScheduledBatch):
         """The forward pass is launched: the scheduled tokens count as cached."""

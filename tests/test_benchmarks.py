@@ -40,7 +40,7 @@ def test_decode_weight_bytes_leave_out_an_untied_embedding(checkpoints):
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_decode_steps_run_the_whole_batch(llama, overlap):
-    engine = LLMEngine(llama, engine="paged", attention_backend="torch", max_num_seqs=4, async_scheduling=overlap)
+    engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", max_num_seqs=4, async_scheduling=overlap)
     steps = benchmarks.decode_steps_at(engine, 4, 20, 5)
     assert len(steps) == 5
     assert all(a.started < b.started for a, b in zip(steps, steps[1:]))     # in the order they ran

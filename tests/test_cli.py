@@ -56,3 +56,14 @@ def test_bench_runs_engines_and_peers_on_one_workload(llama):
     table = out[out.index("transformers on the same requests"):].splitlines()
     counts = {line.split()[0]: line.split()[3] for line in table[3:] if line.strip()}
     assert counts["static"] == counts["paged"] == counts["hf_generate"]
+
+
+def test_bench_repeats_in_rounds_and_gives_each_run_per_round(llama):
+    out = run("bench", "--model", llama, "--engine", "continuous,paged", "--num-requests", "3", "--scale", "0.03",
+              "--cap", "256", "--repeat", "2", "--threads", "1", "--max-num-batched-tokens", "64")
+    assert "round 2 of 2" in out and "1 torch threads" in out
+    per_round = out[out.index("output tok/s in each round"):].splitlines()[1:]
+    rows = {line.split()[0]: line.split() for line in per_round if line.strip()}
+    assert set(rows) == {"continuous", "paged"}
+    assert rows["continuous"][-2:] == ["1.00", "1.00"]            # each round's ratio to the first run
+    assert all(float(x) > 0 for x in rows["paged"][1:3])

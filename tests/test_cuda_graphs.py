@@ -21,7 +21,7 @@ def test_bucket_sizes_cover_every_batch():
     assert bucket_sizes(40) == [1, 2, 4, 8, 16, 32, 40]
 
 
-@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("backend", ["sdpa", "reference", "triton"])
 def test_padded_decode_steps_match_plain_ones(llama, backend):
     params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
     options = dict(engine="paged", attention_backend=backend, max_num_seqs=6, block_size=4)
@@ -44,8 +44,8 @@ def test_padded_decode_steps_match_plain_ones(llama, backend):
 
 def test_cuda_graphs_need_cuda_and_triton():
     if torch.cuda.is_available():
-        with pytest.raises(ValueError, match="attention_backend 'torch'"):
-            EngineConfig(engine="paged", cuda_graphs=True, attention_backend="torch")
+        with pytest.raises(ValueError, match="attention_backend 'sdpa'"):
+            EngineConfig(engine="paged", cuda_graphs=True, attention_backend="sdpa")
     else:
         with pytest.raises(ValueError, match="device 'cpu'"):
             EngineConfig(engine="paged", cuda_graphs=True)

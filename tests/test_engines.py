@@ -19,7 +19,7 @@ ENGINES = {
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("backend", ["sdpa", "reference", "triton"])
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_engine_matches_transformers(checkpoints, hf_greedy, arch, backend, engine):
     llm = LLM(checkpoints[arch], attention_backend=backend, **ENGINES[engine])

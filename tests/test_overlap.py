@@ -108,7 +108,7 @@ def test_async_scheduling_needs_the_paged_engine():
 # --- random workloads through the fake model: EOS, aborts, preemption, chunks, shared prefixes ---
 
 def fake_engine(engine_class, **options):
-    config = EngineConfig(engine="paged", device="cpu", attention_backend="torch", max_model_len=64,
+    config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64,
                           async_scheduling=engine_class is AsyncPagedEngine, **options)
     config.settle_max_model_len(64)
     return engine_class(FakeModel(), config)

@@ -128,7 +128,7 @@ def test_paged_attention_rejects_partial_blocks():
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("backend", ["sdpa", "reference", "triton"])
 def test_paged_matches_transformers(checkpoints, hf_greedy, arch, backend):
     llm = LLM(checkpoints[arch], engine="paged", attention_backend=backend, max_num_seqs=3, block_size=4)
     assert [o.output_token_ids for o in llm.generate(PROMPTS, GREEDY)] == hf_greedy[arch]
@@ -219,7 +219,7 @@ def fake_paged_engine(**options):
     from minicb.config import EngineConfig
     from minicb.stages.paged import PagedEngine
 
-    config = EngineConfig(engine="paged", device="cpu", attention_backend="torch", max_model_len=64, **options)
+    config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64, **options)
     config.settle_max_model_len(64)
     return PagedEngine(FakeModel(), config)
 

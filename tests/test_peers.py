@@ -13,7 +13,7 @@ def workload():
 
 @pytest.fixture(scope="module")
 def minicb_tokens(llama, workload):
-    outputs = LLM(llama, engine="paged", attention_backend="torch").generate(workload.prompts, workload.params)
+    outputs = LLM(llama, engine="paged", attention_backend="sdpa").generate(workload.prompts, workload.params)
     return [o.output_token_ids for o in outputs]
 
 

@@ -30,7 +30,7 @@ class FakeModel:
 
 
 def fake_engine(**options):
-    config = EngineConfig(engine="continuous", device="cpu", attention_backend="torch",
+    config = EngineConfig(engine="continuous", device="cpu", attention_backend="sdpa",
                           max_model_len=MAX_MODEL_LEN, **options)
     config.settle_max_model_len(MAX_MODEL_LEN)
     return ContinuousEngine(FakeModel(), config)
@@ -44,7 +44,7 @@ def check_bookkeeping(engine):
     kv, running = engine.kv, engine.scheduler.running
     cfg = engine.config
     assert len(running) <= cfg.max_num_seqs
-    assert set(kv.slot_of) == {r.request_id for r in running}            # a slot per running request
+    assert set(kv.slot_of) == set(running)            # a slot per running request
     used = list(kv.slot_of.values())
     assert len(set(used)) == len(used)                                    # no slot owned twice
     assert sorted(used + list(kv.free_slots)) == list(range(cfg.max_num_seqs))   # free + used == all

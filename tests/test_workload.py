@@ -75,6 +75,8 @@ def test_bench_cli_prints_a_table_and_writes_json(tmp_path, llama):
     rows = {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
     assert {"static", "continuous"} <= rows
     data = json.loads(out.read_text())
-    assert set(data["results"]) == {"static", "continuous"}
-    assert data["results"]["static"]["output_tokens"] == data["results"]["continuous"]["output_tokens"]
+    (results,) = data["rounds"]                                  # one round unless --repeat
+    assert set(results) == {"static", "continuous"}
+    assert results["static"]["output_tokens"] == results["continuous"]["output_tokens"]
+    assert 0 < results["continuous"]["host_share"] < 1
     assert data["workload"]["name"] == "anyscale"

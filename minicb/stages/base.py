@@ -75,16 +75,19 @@ class Engine:
         self.deliver(requests, self.sampler(logits, [r.params for r in requests], [r.generator for r in requests]))
     # ANCHOR_END: sample
 
-    def deliver(self, requests: list[Request], tokens: list[int]) -> list[Request]:
+    def deliver(self, requests: list[Request], tokens: list) -> list[Request]:
         """Append each request's new token; return the requests that took one
         (with async scheduling, a request may have finished or been aborted
-        while its token was in flight: that token is dropped)."""
+        while its token was in flight: that token is dropped). A request whose
+        sampling raised gets the exception instead, and fails alone."""
         now, delivered = time.perf_counter(), []
         for request, token in zip(requests, tokens):
             if request.finished:
                 continue
             delivered.append(request)
-            if request.append_token(token, now):
+            if isinstance(token, Exception):
+                request.fail(token, now)
+            if request.finished or request.append_token(token, now):
                 self.unfinished.pop(request.request_id, None)
                 if self.progress is not None:
                     self.progress.update(1)
@@ -158,16 +161,20 @@ class RunToCompletionEngine(Engine):
 
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.running = None            # the current batch's run_batch generator
+        self.batch, self.running = [], None    # the current batch and its run_batch generator
 
     def step(self) -> list[Request]:
         while True:
             if self.running is None:
-                batch = self.next_batch()
-                if not batch:
+                self.batch = self.next_batch()
+                if not self.batch:
                     return []          # nothing ready to run yet
-                self.running = self.run_batch(batch)
-            advanced = next(self.running, None)
+                self.running = self.run_batch(self.batch)
+            try:
+                advanced = next(self.running, None)
+            except BaseException:
+                self.requeue()
+                raise
             if advanced is None:
                 self.running = None    # that batch is done: start the next one
                 continue
@@ -176,6 +183,14 @@ class RunToCompletionEngine(Engine):
                 # holds, rather than at the next step(), which may be long in coming.
                 self.running = None
             return advanced
+
+    def requeue(self):
+        """A step raised: its batch's unfinished requests go back to the head of
+        the queue. They run again from their tokens so far, output included."""
+        self.running = None
+        for request in reversed(self.batch):
+            if not request.finished:
+                self.waiting.appendleft(request)
 
     def next_batch(self) -> list[Request]:
         raise NotImplementedError

@@ -31,22 +31,22 @@ class SlotManager:
 
     def __init__(self, num_slots: int, max_model_len: int):
         self.free_slots = deque(range(num_slots))
-        self.slot_of: dict[str, int] = {}
+        self.slot_of: dict[object, int] = {}           # request -> its slot (keyed by the request, not its id)
         self.max_model_len = max_model_len
 
     def can_allocate(self, request, num_tokens) -> bool:
-        return request.request_id in self.slot_of or bool(self.free_slots)
+        return request in self.slot_of or bool(self.free_slots)
 
     def allocate(self, request, num_tokens):
-        if request.request_id not in self.slot_of:
-            self.slot_of[request.request_id] = self.free_slots.popleft()
+        if request not in self.slot_of:
+            self.slot_of[request] = self.free_slots.popleft()
 
     def free(self, request):
-        self.free_slots.append(self.slot_of.pop(request.request_id))
+        self.free_slots.append(self.slot_of.pop(request))
 
     def cache_rows(self, request, start, count) -> range:
         """Where tokens start..start+count of the request live in the cache."""
-        base = self.slot_of[request.request_id] * self.max_model_len
+        base = self.slot_of[request] * self.max_model_len
         return range(base + start, base + start + count)
 
     def num_cached_tokens(self, request) -> int:
@@ -115,8 +115,9 @@ class ContinuousEngine(Engine):
         batch = self.scheduler.schedule()
         if not batch.entries:
             return []
-        step, logits = self.launch(batch, started)
-        tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
+        with self.scheduler.undone_on_error(batch):
+            step, logits = self.launch(batch, started)
+            tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
         return self.finish_step(step, tokens)
 
     def launch(self, batch, started):
@@ -172,7 +173,7 @@ class ContinuousEngine(Engine):
         return t(ids), t(positions), attn, last_rows
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
-        seq_starts = [self.kv.slot_of[r.request_id] * self.config.max_model_len for r in batch.requests]
+        seq_starts = [self.kv.slot_of[r] * self.config.max_model_len for r in batch.requests]
         return RaggedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
@@ -185,7 +186,7 @@ class ContinuousEngine(Engine):
         """One row per sequence slot: the id of the request that ran in it, or None."""
         rows = [None] * self.config.max_num_seqs
         for request in batch.requests:
-            rows[self.kv.slot_of[request.request_id]] = request.request_id     # stage 4: its slot
+            rows[self.kv.slot_of[request]] = request.request_id     # stage 4: its slot
         return rows
 
     def kv_held(self, request) -> int:

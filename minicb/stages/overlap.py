@@ -33,19 +33,19 @@ class TokensInFlight:
     """A step's sampled tokens: on the device for the next step's inputs, and
     on their way to the host for the requests."""
 
-    def __init__(self, tokens: torch.Tensor):
-        self.on_device = tokens
+    def __init__(self, tokens: torch.Tensor, errors: dict):
+        self.on_device, self.errors = tokens, errors            # errors: {row: exception} (Sampler.on_device)
         self.on_host = tokens.to("cpu", non_blocking=True)      # into pinned memory, queued behind the step
         self.copied = None
         if tokens.is_cuda:
             self.copied = torch.cuda.Event()
             self.copied.record()
 
-    def tolist(self) -> list[int]:
+    def tolist(self) -> list:
         # Wait for this copy only. A plain .tolist() would also wait for the step queued after it.
         if self.copied is not None:
             self.copied.synchronize()
-        return self.on_host.tolist()
+        return [self.errors.get(i, token) for i, token in enumerate(self.on_host.tolist())]
 # ANCHOR_END: tokens_in_flight
 
 
@@ -68,9 +68,10 @@ class AsyncPagedEngine(PagedEngine):
         return self.finish_step(step, tokens.tolist())     # waits for step N only
 
     def launch_async(self, batch, started):
-        step, logits = self.launch(batch, started)
-        params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
-        tokens = TokensInFlight(self.sampler.on_device(logits, params, generators))
+        with self.scheduler.undone_on_error(batch):
+            step, logits = self.launch(batch, started)
+            params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
+            tokens = TokensInFlight(*self.sampler.on_device(logits, params, generators))
         for request in step.sampled:
             request.num_pending += 1
         return step, tokens
@@ -78,8 +79,11 @@ class AsyncPagedEngine(PagedEngine):
     def prepare(self, batch):
         """Stage 5's inputs, with each PENDING token taken from the step in flight, on the device."""
         ids, positions, attn, last_rows = super().prepare(batch)
-        pending = [(row, r) for row, r in zip(last_rows, batch.requests) if r.num_pending]
-        if pending:                             # each is a decode whose one new token is in flight
+        # A request's in-flight token is its last; a slice that stops short of it (a
+        # recompute after preemption, run in chunks) has no PENDING row to fill.
+        pending = [(row, r) for row, (r, n) in zip(last_rows, batch.entries)
+                   if r.num_pending and r.num_computed_tokens + n == r.num_tokens]
+        if pending:
             step, tokens = self.in_flight
             index = {request: i for i, request in enumerate(step.sampled)}
             rows, picks = [row for row, _ in pending], [index[request] for _, request in pending]

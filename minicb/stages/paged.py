@@ -61,7 +61,7 @@ class PagedEngine(ContinuousEngine):
         return BlockManager(self.num_blocks, cfg.block_size, cfg.enable_prefix_caching)
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
-        tables = [self.kv.block_tables[r.request_id] for r in batch.requests]
+        tables = [self.kv.block_tables[r] for r in batch.requests]
         width = max(len(t) for t in tables)
         block_tables = self.tensor([t + [0] * (width - len(t)) for t in tables], torch.int32)
         return PagedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
@@ -108,7 +108,7 @@ class PagedEngine(ContinuousEngine):
         return ids + [None] * (self.config.max_num_seqs - len(ids))
 
     def kv_held(self, request) -> int:
-        return len(self.kv.block_tables[request.request_id]) * self.config.block_size
+        return len(self.kv.block_tables[request]) * self.config.block_size
 
     def kv_reserved(self) -> int:
         return self.kv.num_used_blocks * self.config.block_size     # shared blocks count once

@@ -48,7 +48,7 @@ class SingleEngine(RunToCompletionEngine):
         request.metrics.first_scheduled_time = time.perf_counter()
         capacity = len(request.prompt_token_ids) + request.params.max_tokens
         cache = ContiguousKVCache(self, capacity)
-        new_tokens, kind = request.prompt_token_ids, "prefill"
+        new_tokens, kind = request.all_token_ids, "prefill"     # its output too, if it runs again after an error
         while not request.finished:
             started = time.perf_counter()
             start = cache.context_len

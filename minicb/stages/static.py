@@ -68,20 +68,23 @@ class StaticEngine(RunToCompletionEngine):
         started = time.perf_counter()
         for request in batch:
             request.metrics.first_scheduled_time = started
-        longest = max(len(r.prompt_token_ids) for r in batch)
-        pad_lens = [longest - len(r.prompt_token_ids) for r in batch]
-        capacity = longest + max(r.params.max_tokens for r in batch)   # reserved up front
+        # Each row's tokens so far: its prompt, and the output it had if this batch runs
+        # again after a step raised (RunToCompletionEngine.step).
+        longest = max(len(r.all_token_ids) for r in batch)
+        pad_lens = [longest - len(r.all_token_ids) for r in batch]
+        capacity = longest + max(r.params.max_tokens - len(r.output_token_ids) for r in batch)  # reserved up front
         cache = PaddedBatchKVCache(self, pad_lens, capacity)
 
         # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
-        ids = [[0] * pad + r.prompt_token_ids for pad, r in zip(pad_lens, batch)]
+        ids = [[0] * pad + r.all_token_ids for pad, r in zip(pad_lens, batch)]
         positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
         yield self.forward_and_sample(batch, cache, ids, positions, "prefill", capacity, started)
 
-        # Decode until the longest request is done; finished rows ride along.
+        # Decode until the longest request is done; finished rows ride along (one that
+        # failed before its first token, on its prompt's last).
         while not all(r.finished for r in batch):
             started = time.perf_counter()
-            ids = [[r.output_token_ids[-1]] for r in batch]
+            ids = [[(r.output_token_ids or r.prompt_token_ids)[-1]] for r in batch]
             positions = [[cache.context_len - pad] for pad in pad_lens]
             yield self.forward_and_sample(batch, cache, ids, positions, "decode", capacity, started)
 

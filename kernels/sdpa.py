@@ -1,0 +1,88 @@
+"""PyTorch's fused attention: minicb's default where there is no GPU.
+
+The same functions with the same signatures as ``reference.py`` and the
+Triton kernels, built on ``torch.nn.functional.scaled_dot_product_attention``
+(SDPA), which on a CPU runs a fused flash-attention loop in C++: no score
+matrix is materialized and the GQA heads are shared, not copied.
+
+Where the reference loops over sequences in Python, these functions gather
+every sequence's keys into one padded batch and make one SDPA call for it. On
+a CPU a step is many small operations, and each pays for waking the thread
+pool; one large call pays once. Decodes (one query each) and prefill chunks
+go in separate calls, so that one long prompt does not pad every decode in
+the step to its length.
+
+``tests/test_kernels.py`` checks every function against the reference.
+"""
+import torch
+import torch.nn.functional as F
+
+from .reference import causal_visibility, store_kv_cache  # noqa: F401 (the KV write is one indexed copy already)
+
+
+# ANCHOR: sdpa_attend
+def attend(q, k, v, visible):
+    """q [B, Lq, H, d], k/v [B, Lk, KVH, d], visible [B, Lq, Lk] bool -> [B, Lq, H, d].
+
+    A query row that sees no key at all (a padding row) returns zeros."""
+    out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                         attn_mask=visible[:, None], enable_gqa=True)
+    return out.transpose(1, 2).nan_to_num(0.0)  # (some GPU kernels give nan for a row with no key)
+# ANCHOR_END: sdpa_attend
+
+
+def contiguous_attention(q, k_cache, v_cache, context_len):
+    """Stage 1: q [Lq, H, d], the newest tokens of one sequence in k/v_cache[:context_len]."""
+    visible = causal_visibility(q.shape[0], context_len, q.device)
+    return attend(q[None], k_cache[None, :context_len], v_cache[None, :context_len], visible[None])[0]
+
+
+def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
+    """Stage 2: a left-padded batch, q [B, Lq, H, d], caches [B, T, KVH, d]; one call for all rows."""
+    pad_lens = torch.as_tensor(pad_lens, device=q.device)
+    real_key = torch.arange(context_len, device=q.device)[None, :] >= pad_lens[:, None]         # [B, Lk]
+    visible = causal_visibility(q.shape[1], context_len, q.device)[None] & real_key[:, None, :]
+    return attend(q, k_cache[:, :context_len], v_cache[:, :context_len], visible)
+
+
+# ANCHOR: sdpa_packed
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
+    """Stage 4: sequence s's keys are cache rows seq_starts[s] + 0, 1, ..., seq_lens[s] - 1."""
+    positions = torch.arange(int(seq_lens.max()), device=q.device)
+    key_rows = seq_starts[:, None].long() + positions
+    key_rows = torch.where(positions < seq_lens[:, None], key_rows, 0)        # past its end: any real row
+    return packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows)
+
+
+def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size, max_query_len=None):
+    """Stage 5: sequence s's key j is at row block_tables[s, j // block_size] * block_size + j % block_size."""
+    positions = torch.arange(int(seq_lens.max()), device=q.device)
+    key_rows = block_tables[:, positions // block_size].long() * block_size + positions % block_size
+    return packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows)
+
+
+def packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows):
+    """Stages 4-5. q [N, H, d] packs each sequence's newest tokens without padding
+    (sequence s owns rows cu_seqlens_q[s]:cu_seqlens_q[s+1]); key_rows [S, Lk]
+    holds the cache row of each sequence's key j (any real row past its end)."""
+    out = torch.empty_like(q)
+    q_lens = cu_seqlens_q.diff()
+    for seqs in (q_lens == 1).nonzero()[:, 0], (q_lens > 1).nonzero()[:, 0]:      # decodes; prefill chunks
+        if len(seqs):
+            attend_group(q, out, k_cache, v_cache, cu_seqlens_q[seqs], q_lens[seqs], seq_lens[seqs],
+                         key_rows[seqs])
+    return out
+
+
+def attend_group(q, out, k_cache, v_cache, q_starts, q_lens, seq_lens, key_rows):
+    """One SDPA call for a group of sequences, their queries padded to the longest."""
+    offsets = torch.arange(int(q_lens.max()), device=q.device)
+    real_query = offsets < q_lens[:, None]                                     # [S, Lq]
+    q_rows = q_starts[:, None].long() + torch.where(real_query, offsets, 0)   # padding repeats the first query
+    keys = key_rows[:, :int(seq_lens.max())]
+    # A sequence's queries are its last tokens: query i sits at position seq_len - q_len + i.
+    q_positions = (seq_lens - q_lens)[:, None] + offsets
+    visible = torch.arange(keys.shape[1], device=q.device) <= q_positions[:, :, None]   # [S, Lq, Lk]
+    result = attend(q[q_rows], k_cache[keys], v_cache[keys], visible)
+    out[q_rows[real_query]] = result[real_query]
+# ANCHOR_END: sdpa_packed
