@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from .driver import replay
-from .config import ENGINE_NAMES
+from .config import ENGINE_NAMES, default_num_threads
 from .figures import environment
 from .kernels.online_softmax import tile_options
 from .llm import LLMEngine
@@ -63,8 +63,7 @@ def default_device() -> str:
 def main(args):
     from .checkpoint import make_tiny_checkpoint
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
     model = args.model or make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
@@ -74,7 +73,7 @@ def main(args):
                    max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
                    block_size=args.block_size, num_blocks=args.num_blocks,
                    enable_chunked_prefill=args.enable_chunked_prefill,
-                   enable_prefix_caching=args.enable_prefix_caching)
+                   enable_prefix_caching=args.enable_prefix_caching, num_threads=args.threads)
     print(f"workload: {workload.description}\nmachine: {machine()}")
     rounds = []
     for round_number in range(args.repeat):            # engines and peers take turns, round after round

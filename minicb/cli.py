@@ -1,7 +1,7 @@
 """Command line: ``python -m minicb generate ...`` and ``python -m minicb demo``."""
 import argparse
 
-from .config import ATTENTION_BACKENDS, ENGINE_NAMES, SCHEDULING_POLICIES
+from .config import ATTENTION_BACKENDS, ENGINE_NAMES, SCHEDULING_POLICIES, EngineConfig
 from .workload import PRESETS
 
 
@@ -40,7 +40,8 @@ def main(argv=None):
     bench.add_argument("--peers", default="", help="comma-separated, from hf_generate,hf_generate_batch: "
                        "transformers on the same checkpoint and requests (all at once)")
     bench.add_argument("--repeat", type=int, default=1, help="rounds; engines and peers take turns in each")
-    bench.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
+    bench.add_argument("--threads", type=int, default=None, help="torch threads, minicb's and the peers' "
+                       "(default: EngineConfig's, half the CPUs)")
     bench.add_argument("--out", default=None, help="also write the results as JSON here")
     add_engine_options(bench)
 
@@ -60,7 +61,7 @@ def add_engine_options(parser):
     parser.add_argument("--attention-backend", default=None, choices=ATTENTION_BACKENDS)
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--bucket-by-length", action="store_true")
-    parser.add_argument("--max-num-seqs", type=int, default=8)
+    parser.add_argument("--max-num-seqs", type=int, default=EngineConfig.max_num_seqs)
     parser.add_argument("--max-num-batched-tokens", type=int, default=None)
     parser.add_argument("--max-wait-ms", type=float, default=50.0)
     parser.add_argument("--scheduling-policy", default="mixed", choices=SCHEDULING_POLICIES)

@@ -1,4 +1,5 @@
 """Every engine knob in one place: its default, what it means, and its check."""
+import os
 from dataclasses import dataclass
 
 import torch
@@ -33,8 +34,10 @@ class EngineConfig:
     max_wait_ms: float = 50.0
     """Stage 3: a batch closes when max_batch_size requests wait or when the
     oldest has waited this long."""
-    max_num_seqs: int = 8
-    """Stages 4-5: the most requests running at once (stage 4: KV slots)."""
+    max_num_seqs: int = 16
+    """Stages 4-5: the most requests running at once (stage 4: KV slots). Twice
+    stages 2-3's batch, so that running more requests at once shows; on a CPU
+    the benchmark's throughput still grows up to 32 (chapter 7)."""
     max_num_batched_tokens: int | None = None
     """Stages 4-5: the most tokens one forward pass may carry, prefill and
     decode together. Default: max(2048, max_model_len), so any prompt fits."""
@@ -73,6 +76,12 @@ class EngineConfig:
     dropped."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
+    num_threads: int | None = None
+    """On a CPU: torch's threads (torch.set_num_threads, which is process-wide).
+    Default: half the CPUs this process may use, at least 1. A CPU step is
+    many small operations at whose end all threads wait for each other; when
+    another process holds a core, that wait can make a step several times slower
+    (chapter 7 measures it). Ignored on CUDA."""
 
     def __post_init__(self):
         if self.engine not in ENGINE_NAMES:
@@ -113,6 +122,10 @@ class EngineConfig:
                              "or attention_backend 'sdpa'")
         if self.async_scheduling and self.engine != "paged":
             raise ValueError(f"async_scheduling=True needs engine 'paged', got engine {self.engine!r}")
+        if self.num_threads is None:
+            self.num_threads = default_num_threads()
+        elif not isinstance(self.num_threads, int) or isinstance(self.num_threads, bool) or self.num_threads < 1:
+            raise ValueError(f"num_threads must be an integer >= 1, got {self.num_threads!r}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
@@ -130,3 +143,9 @@ class EngineConfig:
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least "
                              f"max_num_seqs {self.max_num_seqs}: every running request decodes a token per step")
+
+
+def default_num_threads() -> int:
+    """Half the CPUs this process may run on (fewer than the machine's in a container), at least 1."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cpus // 2)

@@ -42,6 +42,8 @@ class LLMEngine:
         from transformers import AutoTokenizer
 
         self.config = EngineConfig(engine=engine, **options)
+        if not str(self.config.device).startswith("cuda"):
+            torch.set_num_threads(self.config.num_threads)
         self.model = load_model(model, self.config.dtype, self.config.device)
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)

@@ -1,6 +1,9 @@
 """Bad input gets a ValueError naming the request and the value, before any
 work runs, and the LLM serves the next good call as if nothing happened."""
+import os
+
 import pytest
+import torch
 
 from minicb import LLM, SamplingParams
 
@@ -43,6 +46,8 @@ def test_bad_request_is_named_and_the_llm_keeps_serving(llm, expected, prompts, 
     (dict(max_batch_size=0), "max_batch_size must be an integer >= 1, got 0"),
     (dict(dtype="int8"), "unsupported dtype 'int8'"),
     (dict(max_model_len=10**6), "max_model_len 1000000 exceeds the model's maximum context 2048"),
+    (dict(num_threads=0), "num_threads must be an integer >= 1, got 0"),
+    (dict(num_threads=True), "num_threads must be an integer >= 1, got True"),
 ])
 def test_bad_engine_options_are_named(llama, options, message):
     with pytest.raises(ValueError, match=message):
@@ -60,3 +65,15 @@ def test_numpy_token_ids_are_accepted(llm, expected):
     outputs = llm.generate([np.array(p) for p in GOOD_PROMPTS], GOOD)
     assert [o.output_token_ids for o in outputs] == expected
     assert all(type(t) is int for t in outputs[0].prompt_token_ids)
+
+
+def test_the_engine_sets_torch_threads_on_a_cpu(llama):
+    before = torch.get_num_threads()
+    try:
+        LLM(llama, engine="paged", device="cpu", num_threads=1)
+        assert torch.get_num_threads() == 1
+        expected = max(1, len(os.sched_getaffinity(0)) // 2)
+        assert LLM(llama, engine="paged", device="cpu").llm_engine.config.num_threads == expected
+        assert torch.get_num_threads() == expected
+    finally:
+        torch.set_num_threads(before)
