@@ -7,13 +7,14 @@ from pathlib import Path
 import torch
 
 from .driver import replay
-from .config import ENGINE_NAMES, default_num_threads
+from .config import default_num_threads
 from .figures import environment
 from .kernels.online_softmax import tile_options
 from .llm import LLMEngine
 from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from .peers import run_peer
 from .sampling import SamplingParams
+from .stages import STAGES
 from .workload import preset_workload
 
 
@@ -81,7 +82,7 @@ def main(args):
         runs.update({name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
                                     args.max_batch_size) for name in filter(None, args.peers.split(","))})
         print(f"\nround {round_number + 1} of {args.repeat} (load average now {os.getloadavg()[0]:.2f})")
-        print(format_table({n: r for n, r in runs.items() if n in ENGINE_NAMES}, BENCH_COLUMNS))
+        print(format_table({n: r for n, r in runs.items() if n in STAGES}, BENCH_COLUMNS))
         if args.peers:
             print("\ntransformers on the same requests, all at once (arrival times ignored):")
             print(format_table(runs, THROUGHPUT_COLUMNS))

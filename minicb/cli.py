@@ -1,7 +1,8 @@
 """Command line: ``python -m minicb generate ...`` and ``python -m minicb demo``."""
 import argparse
 
-from .config import ATTENTION_BACKENDS, ENGINE_NAMES, SCHEDULING_POLICIES, EngineConfig
+from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
+from .stages import STAGES
 from .workload import PRESETS
 
 
@@ -11,7 +12,7 @@ def main(argv=None):
 
     gen = commands.add_parser("generate", help="generate text for one or more prompts")
     gen.add_argument("--model", required=True, help="a local Hugging Face checkpoint folder")
-    gen.add_argument("--engine", default="static", choices=ENGINE_NAMES)
+    gen.add_argument("--engine", default="static", choices=list(STAGES))
     gen.add_argument("--prompt", action="append", required=True, help="repeat for several prompts")
     gen.add_argument("--max-tokens", type=int, default=32)
     gen.add_argument("--temperature", type=float, default=0.0)
@@ -30,7 +31,7 @@ def main(argv=None):
     bench = commands.add_parser("bench", help="replay one workload against several engines")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
     bench.add_argument("--engine", default="static,dynamic,continuous,paged",
-                       help=f"comma-separated, from {ENGINE_NAMES}")
+                       help=f"comma-separated, from {tuple(STAGES)}")
     bench.add_argument("--workload", default="anyscale", choices=list(PRESETS))
     bench.add_argument("--num-requests", type=int, default=32)
     bench.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")

@@ -4,7 +4,6 @@ from dataclasses import dataclass
 
 import torch
 
-ENGINE_NAMES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 
@@ -84,8 +83,9 @@ class EngineConfig:
     (chapter 7 measures it). Ignored on CUDA."""
 
     def __post_init__(self):
-        if self.engine not in ENGINE_NAMES:
-            raise ValueError(f"unknown engine {self.engine!r}; choose one of {ENGINE_NAMES}")
+        from .stages import STAGES          # here: the stages themselves import this module
+        if self.engine not in STAGES:
+            raise ValueError(f"unknown engine {self.engine!r}; choose one of {tuple(STAGES)}")
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         if self.attention_backend is None:

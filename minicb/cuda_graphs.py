@@ -19,8 +19,16 @@ Only decode steps (one new token per request) use graphs: prefills vary in
 shape every step and are few. With ``capture=False`` the runner calls the
 model on the same padded buffers without capturing: on a CPU, that is how
 the tests check the padding.
+
+``with_decode_graphs`` adds the runner to stage 5's engine (with or without
+async scheduling) when ``cuda_graphs`` is on; the stage's own file knows
+nothing of it.
 """
+from functools import partial
+
 import torch
+
+from .stages.paged import PagedBatch
 
 
 def bucket_sizes(max_num_seqs: int) -> list[int]:
@@ -89,3 +97,37 @@ class DecodeGraphs:
         self.pool = graph.pool()                          # every bucket shares one memory pool
         self.graphs[bucket] = graph
 # ANCHOR_END: decode_graphs
+
+
+# ANCHOR: with_decode_graphs
+def with_decode_graphs(engine_class):
+    """engine_class (stage 5's, or its async form) with decode steps replayed from CUDA graphs."""
+    return type(engine_class.__name__ + "WithDecodeGraphs", (DecodeGraphsEngine, engine_class), {})
+
+
+class DecodeGraphsEngine:
+    """Put before a stage-5 engine class by with_decode_graphs. On a CPU (the
+    tests) the runner pads the same buffers without capturing."""
+
+    def __init__(self, model, config):
+        super().__init__(model, config)
+        self.decode_graphs = self.make_decode_graphs(capture=str(config.device).startswith("cuda"))
+
+    def forward(self, kind, ids, positions, attn):
+        if kind == "decode":
+            return self.decode_graphs(ids, positions, attn)         # one replay instead of every launch
+        return super().forward(kind, ids, positions, attn)
+
+    def make_decode_graphs(self, capture) -> DecodeGraphs:
+        cfg = self.config
+        # A partial, not a closure over self: the graphs must not keep the engine (and
+        # its KV cache) alive after the engine is dropped.
+        make_attention = partial(decode_batch, self.k_cache, self.v_cache, self.ops, cfg.block_size)
+        max_blocks = -(-cfg.max_model_len // cfg.block_size)
+        return DecodeGraphs(self.model, make_attention, cfg.max_num_seqs, max_blocks, self.k_cache.device, capture)
+
+
+def decode_batch(k_cache, v_cache, ops, block_size, slot_mapping, cu_seqlens_q, seq_lens, block_tables):
+    """A PagedBatch of decode steps (one query per sequence)."""
+    return PagedBatch(k_cache, v_cache, ops, slot_mapping, cu_seqlens_q, seq_lens, block_tables, block_size, 1)
+# ANCHOR_END: with_decode_graphs

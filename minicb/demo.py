@@ -10,11 +10,12 @@ from .figures import full_scale, save_figure  # noqa: E402
 from .llm import LLM  # noqa: E402
 from .metrics import format_table  # noqa: E402
 from .plots import plot_schedule  # noqa: E402
+from .stages import STAGES  # noqa: E402
 from .workload import synthetic_workload  # noqa: E402
 
 
 # ANCHOR: demo
-ENGINES = ["single", "static", "dynamic", "continuous", "paged"]
+ENGINES = list(STAGES)
 
 
 def run_demo(checkpoint_dir="scratch/tiny-llama", num_requests=16, max_batch_size=8, seed=0):

@@ -13,15 +13,7 @@ from .config import EngineConfig
 from .metrics import RunMetrics
 from .request import Request, RequestOutput, StepOutput, new_request_id
 from .sampling import SamplingParams, make_generator
-from .stages.continuous import ContinuousEngine
-from .stages.dynamic import DynamicEngine
-from .stages.overlap import AsyncPagedEngine
-from .stages.paged import PagedEngine
-from .stages.single import SingleEngine
-from .stages.static import StaticEngine
-
-ENGINES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngine,
-           "continuous": ContinuousEngine, "paged": PagedEngine}
+from .stages import engine_class
 
 
 # ANCHOR: llm_engine
@@ -47,8 +39,7 @@ class LLMEngine:
         self.model = load_model(model, self.config.dtype, self.config.device)
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        engine_class = AsyncPagedEngine if self.config.async_scheduling else ENGINES[engine]
-        self.engine = engine_class(self.model, self.config)
+        self.engine = engine_class(self.config)(self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
@@ -156,8 +147,13 @@ class LLM:
     def __init__(self, model: str, engine: str = "static", **options):
         self.llm_engine = LLMEngine(model, engine, **options)
         self.config, self.model = self.llm_engine.config, self.llm_engine.model
-        self.tokenizer, self.engine = self.llm_engine.tokenizer, self.llm_engine.engine
+        self.tokenizer = self.llm_engine.tokenizer
         self.last_run: RunMetrics | None = None
+
+    @property
+    def engine(self):
+        """The stage's engine that runs the requests (the same one as ``llm_engine.engine``)."""
+        return self.llm_engine.engine
 
     def generate(self, prompts, sampling_params=None, use_tqdm=False) -> list[RequestOutput]:
         """prompts: strings or lists of token ids. sampling_params: one

@@ -12,8 +12,6 @@ def new_request_id() -> str:
     """The next automatic request id ("0", "1", ...): LLMEngine skips any a live request holds."""
     return str(next(_ids))
 
-PENDING = -1          # a token sampled on the device whose value the host has not read yet
-
 
 # ANCHOR: metrics
 @dataclass
@@ -58,8 +56,7 @@ class Request:
     error: str | None = None                  # what went wrong, when finish_reason is "error"
     metrics: RequestMetrics = None
     num_computed_tokens: int = 0              # stages 4-5: tokens whose K/V are in the cache
-    num_preemptions: int = 0                  # stage 5: times its KV was dropped to make room
-    num_pending: int = 0                      # async scheduling: tokens sampled, not yet read back
+    num_preemptions: int = 0                  # times its KV was dropped to make room
 
     def __post_init__(self):
         if self.metrics is None:
@@ -72,13 +69,8 @@ class Request:
 
     @property
     def num_tokens(self) -> int:
-        """Prompt plus generated so far (pending tokens included)."""
-        return len(self.prompt_token_ids) + len(self.output_token_ids) + self.num_pending
-
-    @property
-    def last_token_in_flight(self) -> bool:
-        """Async scheduling: its final token (by max_tokens) is being sampled, so it needs no more steps."""
-        return len(self.output_token_ids) + self.num_pending >= self.params.max_tokens
+        """Prompt plus generated so far."""
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
 
     @property
     def all_token_ids(self) -> list[int]:
@@ -86,16 +78,11 @@ class Request:
 
     def token_ids(self, start: int, count: int) -> list[int]:
         """Tokens start..start+count of prompt + output, without copying the
-        whole sequence (a decode step reads one token of a long context).
-        Tokens still being sampled on the device read as PENDING."""
+        whole sequence (a decode step reads one token of a long context)."""
         prompt_len = len(self.prompt_token_ids)
         if start >= prompt_len:
-            tokens = self.output_token_ids[start - prompt_len:start - prompt_len + count]
-        else:
-            tokens = self.prompt_token_ids[start:start + count] + \
-                self.output_token_ids[:max(0, start + count - prompt_len)]
-        in_flight = min(start + count, self.num_tokens) - max(start, self.num_tokens - self.num_pending)
-        return tokens + [PENDING] * max(0, in_flight)
+            return self.output_token_ids[start - prompt_len:start - prompt_len + count]
+        return self.prompt_token_ids[start:start + count] + self.output_token_ids[:max(0, start + count - prompt_len)]
 
     def append_token(self, token: int, now: float) -> bool:
         """Record one generated token; return True if the request is now finished."""

@@ -6,10 +6,10 @@ prompt when it is admitted, one token per step while it decodes, a slice of
 its prompt under chunked prefill, and everything again after a preemption:
 one rule, "compute the next n tokens whose K/V are not cached", covers all.
 
-Room is a free sequence slot (``max_num_seqs``), token budget
-(``max_num_batched_tokens``) and KV memory, which ``kv`` decides: a slot
-manager in stage 4, a block manager in stage 5. Pure bookkeeping: no model,
-no tensors, so tests drive it directly.
+Room is a free place among the running requests (``max_num_seqs``), token
+budget (``max_num_batched_tokens``) and KV memory, which ``kv`` decides: the
+stage's KV manager (``can_allocate``, ``allocate``, ``free``). Pure
+bookkeeping: no model, no tensors, so tests drive it directly.
 """
 from collections import deque
 from contextlib import contextmanager
@@ -30,10 +30,6 @@ class ScheduledBatch:
     @property
     def num_tokens(self) -> int:
         return sum(n for _, n in self.entries)
-
-    def new_tokens(self) -> list[tuple[Request, list[int]]]:
-        """Each scheduled request with the tokens it feeds this step."""
-        return [(r, r.token_ids(r.num_computed_tokens, n)) for r, n in self.entries]
 
     @property
     def kind(self) -> str:
@@ -95,24 +91,31 @@ class Scheduler:
         admitted = []
         while self.waiting and len(self.running) < self.config.max_num_seqs:
             request = self.waiting[0]
-            cached = self.kv.num_cached_tokens(request)    # stage 5: shared prefix blocks
-            request.num_computed_tokens = cached
-            n = self.tokens_to_compute(request, budget)
-            if n == 0 or not self.kv.can_allocate(request, cached + n):
-                request.num_computed_tokens = 0
+            n = self.reserve(request, budget)
+            if n == 0:
                 break
-            self.kv.allocate(request, cached + n)
             self.running.append(self.waiting.popleft())
             admitted.append((request, n))
             budget -= n
         return admitted
 
+    def reserve(self, request, budget) -> int:
+        """How many tokens a request being admitted computes this step, with the
+        KV memory for them allocated; 0 if they do not fit."""
+        n = self.tokens_to_compute(request, budget)
+        if n == 0 or not self.kv.can_allocate(request, request.num_computed_tokens + n):
+            return 0
+        self.kv.allocate(request, request.num_computed_tokens + n)
+        return n
+
+    def num_tokens(self, request) -> int:
+        """The tokens whose K/V the request needs: its prompt and its output so far."""
+        return request.num_tokens
+
     def tokens_to_compute(self, request, budget) -> int:
         """All uncomputed tokens, or with chunked prefill as many as the
         budget allows; 0 if they do not fit this step."""
-        if request.last_token_in_flight:
-            return 0                        # async scheduling: it finishes when that token lands
-        remaining = request.num_tokens - request.num_computed_tokens
+        remaining = self.num_tokens(request) - request.num_computed_tokens
         # The second case: a preempted request whose prompt + output outgrew any one
         # step. Without chunks it would wait forever.
         if self.config.enable_chunked_prefill or remaining > self.config.max_num_batched_tokens:
@@ -161,16 +164,8 @@ class Scheduler:
         for request, n in batch.entries:
             request.num_computed_tokens += n
 
-    def publish(self, batch: ScheduledBatch):
-        """The batch's tokens are known on the host: offer its newly filled
-        blocks to later prompts (stage 5's prefix caching)."""
-        for request in batch.requests:
-            self.kv.computed(request)
-
     def finish(self, request: Request):
         """A request finished or was aborted: its memory is free at once."""
         if request in self.running:
             self.running.remove(request)
             self.kv.free(request)
-        elif request in self.waiting:       # async scheduling: preempted while its last token was in flight
-            self.waiting.remove(request)

@@ -5,13 +5,21 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.cuda_graphs import DecodeGraphs, bucket_sizes
+from minicb.cuda_graphs import DecodeGraphs, bucket_sizes, with_decode_graphs
 from minicb.config import EngineConfig
 
 from .conftest import PROMPTS
 
 PROMPTS_7 = PROMPTS + [[11, 12], list(range(60, 80))]
 MAX_TOKENS_7 = [5, 1, 8, 3, 6, 9, 2]
+
+
+def use_decode_graphs(llm_engine):
+    """Swap in the engine a GPU builds with cuda_graphs=True; on a CPU its runner
+    pads the same buffers without capturing. Returns the runner."""
+    stage = llm_engine.engine
+    llm_engine.engine = with_decode_graphs(type(stage))(stage.model, stage.config)
+    return llm_engine.engine.decode_graphs
 
 
 def test_bucket_sizes_cover_every_batch():
@@ -28,7 +36,7 @@ def test_padded_decode_steps_match_plain_ones(llama, backend):
     reference = LLM(llama, **options)
     plain = reference.generate(PROMPTS_7, params)
     llm = LLM(llama, **options)
-    runner = llm.engine.decode_graphs = llm.engine.make_decode_graphs(capture=False)
+    runner = use_decode_graphs(llm.llm_engine)
     buckets, forward = [], runner.forward
     runner.forward = lambda bucket: (buckets.append(bucket), forward(bucket))[1]
     padded = llm.generate(PROMPTS_7, params)

@@ -9,6 +9,7 @@ from minicb import LLM, LLMEngine, SamplingParams
 from minicb.stages import base
 
 from .conftest import MAX_TOKENS, PROMPTS
+from .test_cuda_graphs import use_decode_graphs
 
 ONLINE_ENGINES = {
     "static": dict(engine="static", max_batch_size=2),
@@ -171,7 +172,7 @@ def test_a_dropped_engine_frees_its_kv_cache_at_once(llama, name):
     engine = LLMEngine(llama, engine=name.removesuffix("-async"), max_wait_ms=1,
                        async_scheduling=name.endswith("-async"))
     if name.startswith("paged"):         # the CUDA-graph runner a GPU would have, minus the capture
-        engine.engine.decode_graphs = engine.engine.make_decode_graphs(capture=False)
+        use_decode_graphs(engine)
     engine.add_request([3, 4, 5], params(3))
     while engine.has_unfinished_requests():
         engine.step()

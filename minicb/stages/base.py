@@ -6,10 +6,15 @@ requests that received a token, ``abort`` drops a request. A stage decides
 *which* tokens go through the model together and where their K/V live;
 turning hidden states into tokens and recording what each step did happen
 here, once.
+
+Two ways to run steps are shared too: ``RunToCompletionEngine`` (stages 1-3
+run a batch to its end) and ``IterationEngine`` (stages 4-5 schedule before
+every step).
 """
 import time
 from collections import deque
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 
@@ -19,6 +24,7 @@ from ..metrics import StepRecord
 from ..model import Decoder
 from ..request import Request
 from ..sampling import Sampler
+from ..scheduler import ScheduledBatch, Scheduler
 
 # Outside a measured run an engine keeps only its most recent step records, so
 # one that serves for days holds a bounded log (a record lists every batch row).
@@ -76,22 +82,17 @@ class Engine:
     # ANCHOR_END: sample
 
     def deliver(self, requests: list[Request], tokens: list) -> list[Request]:
-        """Append each request's new token; return the requests that took one
-        (with async scheduling, a request may have finished or been aborted
-        while its token was in flight: that token is dropped). A request whose
-        sampling raised gets the exception instead, and fails alone."""
-        now, delivered = time.perf_counter(), []
+        """Append each request's new token and return the requests. A request
+        whose sampling raised gets the exception instead, and fails alone."""
+        now = time.perf_counter()
         for request, token in zip(requests, tokens):
-            if request.finished:
-                continue
-            delivered.append(request)
             if isinstance(token, Exception):
                 request.fail(token, now)
             if request.finished or request.append_token(token, now):
                 self.unfinished.pop(request.request_id, None)
                 if self.progress is not None:
                     self.progress.update(1)
-        return delivered
+        return requests
 
     @contextmanager
     def measuring(self, progress=None):
@@ -198,3 +199,127 @@ class RunToCompletionEngine(Engine):
     def run_batch(self, batch):
         raise NotImplementedError
 # ANCHOR_END: run_to_completion
+
+
+@dataclass
+class LaunchedStep:
+    """A forward pass on its way: what ran, and what to log once its tokens are read."""
+    batch: ScheduledBatch
+    kind: str
+    sampled: list                   # the requests that get a token from it
+    started: float
+    host_time: float
+    forward_timer: DeviceTimer
+    held: list                      # (request id, tokens cached, token slots held) after scheduling
+
+
+# ANCHOR: iteration_engine
+class IterationEngine(Engine):
+    """Stages 4-5: the scheduler runs before every forward pass (Orca's
+    iteration-level scheduling), and the step packs whatever it chose into one
+    ragged batch. A stage says where K/V live: its KV manager
+    (``make_kv_manager``) and the attention metadata that layout implies
+    (``attention_metadata``)."""
+
+    def __init__(self, model, config):
+        super().__init__(model, config)
+        self.kv = self.make_kv_manager()
+        self.scheduler = self.make_scheduler()
+        self.waiting = self.scheduler.waiting          # add_request/abort use the scheduler's queue
+
+    def make_scheduler(self) -> Scheduler:
+        return Scheduler(self.config, self.kv)
+
+    def step(self):
+        started = time.perf_counter()
+        batch = self.scheduler.schedule()
+        if not batch.entries:
+            return []
+        with self.scheduler.undone_on_error(batch):
+            step, logits = self.launch(batch, started)
+            tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
+        return self.finish_step(step, tokens)
+
+    def launch(self, batch, started):
+        """Build the step's inputs and run the forward pass. Returns the step and
+        the logits of the requests that sample in it."""
+        for request in batch.requests:
+            if request.metrics.first_scheduled_time is None:
+                request.metrics.first_scheduled_time = started
+        kind = batch.kind                                     # before the tokens count as computed
+        ids, positions, attn, last_rows = self.prepare(batch)
+        host_time = time.perf_counter() - started             # scheduling + building inputs
+        with DeviceTimer(self.device) as forward_timer:
+            hidden = self.forward(kind, ids, positions, attn)
+        self.scheduler.advance(batch)
+        # A request samples once all its tokens are computed (not after a partial prefill chunk).
+        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == self.scheduler.num_tokens(r)]
+        held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
+        logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
+        step = LaunchedStep(batch, kind, [batch.requests[i] for i in ready], started, host_time, forward_timer, held)
+        return step, logits
+
+    def finish_step(self, step, tokens) -> list:
+        """The step's tokens are on the host: hand them out, log the step, and
+        free the memory of the requests that finished."""
+        delivered = self.deliver(step.sampled, tokens)
+        self.record_step(step.batch, step.kind, step.held, step.started, step.host_time, step.forward_timer.seconds)
+        for request in step.batch.requests:
+            if request.finished:
+                self.scheduler.finish(request)       # its memory is free for the next step
+        return delivered
+
+    def release(self, request):
+        self.scheduler.finish(request)
+
+    def forward(self, kind, ids, positions, attn):
+        return self.model(ids, positions, attn)
+
+    def prepare(self, batch):
+        """Pack every scheduled request's new tokens into one flat batch."""
+        ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
+        for request, n in batch.entries:
+            start = request.num_computed_tokens               # position of the first new token
+            ids += self.input_ids(request, n)
+            positions += range(start, start + n)
+            slot_mapping += self.kv.cache_rows(request, start, n)
+            cu_seqlens.append(cu_seqlens[-1] + n)
+            seq_lens.append(start + n)
+        t = self.tensor
+        attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
+                                       t(seq_lens, torch.int32), max(n for _, n in batch.entries))
+        last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
+        return t(ids), t(positions), attn, last_rows
+
+    def input_ids(self, request, n) -> list[int]:
+        """The n tokens the request feeds this step, from its first uncomputed one."""
+        return request.token_ids(request.num_computed_tokens, n)
+# ANCHOR_END: iteration_engine
+
+    def check_request(self, request, label):
+        if len(request.prompt_token_ids) > self.config.max_num_batched_tokens and \
+                not self.config.enable_chunked_prefill:
+            raise ValueError(f"{label}: prompt of {len(request.prompt_token_ids)} tokens exceeds "
+                             f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
+
+    def record_step(self, batch, kind, held, started, host_time, forward_time):
+        self.record(kind, self.batch_rows(batch), batch.num_tokens, held, started, kv_reserved=self.kv_reserved(),
+                    host_time=host_time, forward_time=forward_time)
+
+    def make_kv_manager(self):
+        raise NotImplementedError
+
+    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
+        raise NotImplementedError
+
+    def batch_rows(self, batch) -> list:
+        """For the step log: one entry per batch row, the id of the request it ran, or None."""
+        raise NotImplementedError
+
+    def kv_held(self, request) -> int:
+        """For the step log: KV token slots the request holds."""
+        raise NotImplementedError
+
+    def kv_reserved(self) -> int:
+        """For the step log: KV token slots held by all running requests."""
+        raise NotImplementedError

@@ -22,10 +22,13 @@ On a CPU, every operation finishes before the next starts, so nothing
 overlaps: the tests check that the tokens are the same as in stage 5.
 """
 import time
+from collections import Counter
 
 import torch
 
-from .paged import PagedEngine
+from .paged import PagedEngine, PagedScheduler
+
+PENDING = -1          # an input token sampled on the device, whose value the host has not read yet
 
 
 # ANCHOR: tokens_in_flight
@@ -49,11 +52,37 @@ class TokensInFlight:
 # ANCHOR_END: tokens_in_flight
 
 
+# ANCHOR: scheduler
+class AsyncScheduler(PagedScheduler):
+    """Stage 5's scheduler, counting each token still on the device as known."""
+
+    def __init__(self, config, kv):
+        super().__init__(config, kv)
+        self.in_flight = Counter()     # request -> tokens sampled on the device, not yet read back
+
+    def num_tokens(self, request) -> int:
+        return request.num_tokens + self.in_flight[request]
+
+    def tokens_to_compute(self, request, budget) -> int:
+        if len(request.output_token_ids) + self.in_flight[request] >= request.params.max_tokens:
+            return 0                   # its final token is in flight: it finishes when that lands
+        return super().tokens_to_compute(request, budget)
+
+    def finish(self, request):
+        super().finish(request)
+        if request in self.waiting:    # preempted while its last token was in flight
+            self.waiting.remove(request)
+# ANCHOR_END: scheduler
+
+
 # ANCHOR: engine
 class AsyncPagedEngine(PagedEngine):
     def __init__(self, model, config):
         super().__init__(model, config)
         self.in_flight = None        # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
+
+    def make_scheduler(self):
+        return AsyncScheduler(self.config, self.kv)
 
     def step(self):
         started = time.perf_counter()
@@ -63,8 +92,7 @@ class AsyncPagedEngine(PagedEngine):
         if previous is None:
             return []
         step, tokens = previous
-        for request in step.sampled:
-            request.num_pending -= 1
+        self.scheduler.in_flight -= Counter(step.sampled)   # (drops the counts that reach 0)
         return self.finish_step(step, tokens.tolist())     # waits for step N only
 
     def launch_async(self, batch, started):
@@ -72,9 +100,12 @@ class AsyncPagedEngine(PagedEngine):
             step, logits = self.launch(batch, started)
             params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
             tokens = TokensInFlight(*self.sampler.on_device(logits, params, generators))
-        for request in step.sampled:
-            request.num_pending += 1
+        self.scheduler.in_flight.update(step.sampled)
         return step, tokens
+
+    def input_ids(self, request, n):
+        known = super().input_ids(request, n)
+        return known + [PENDING] * (n - len(known))     # the token in flight: prepare fills it in
 
     def prepare(self, batch):
         """Stage 5's inputs, with each PENDING token taken from the step in flight, on the device."""
@@ -82,13 +113,18 @@ class AsyncPagedEngine(PagedEngine):
         # A request's in-flight token is its last; a slice that stops short of it (a
         # recompute after preemption, run in chunks) has no PENDING row to fill.
         pending = [(row, r) for row, (r, n) in zip(last_rows, batch.entries)
-                   if r.num_pending and r.num_computed_tokens + n == r.num_tokens]
+                   if self.scheduler.in_flight[r] and r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
         if pending:
             step, tokens = self.in_flight
             index = {request: i for i, request in enumerate(step.sampled)}
             rows, picks = [row for row, _ in pending], [index[request] for _, request in pending]
             ids[self.tensor(rows)] = tokens.on_device[self.tensor(picks)]
         return ids, positions, attn, last_rows
+
+    def deliver(self, requests, tokens):
+        """A request that finished or was aborted while its token was in flight drops that token."""
+        live = [(r, token) for r, token in zip(requests, tokens) if not r.finished]
+        return super().deliver([r for r, _ in live], [token for _, token in live])
 # ANCHOR_END: engine
 
     def has_unfinished_requests(self) -> bool:

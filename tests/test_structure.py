@@ -1,0 +1,102 @@
+"""One idea per stage, checked: what a reader meets when following a step, and
+which file may speak of which idea."""
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from minicb import LLMEngine, SamplingParams
+from minicb.stages.base import IterationEngine
+from minicb.stages.continuous import ContinuousEngine
+from minicb.stages.paged import PagedEngine
+
+PACKAGE = Path(__file__).resolve().parents[1] / "minicb"
+
+# Later ideas, by the words that name them in code and comments.
+ASYNC = r"async|in[ _]flight|pending|overlap"
+PAGING = r"\bblocks?\b|block_|prefix|paged"
+GRAPHS = r"cuda[ _]graph|decode_graphs"
+LATER_IDEAS = {
+    "request.py": [ASYNC, PAGING, GRAPHS],
+    "scheduler.py": [ASYNC, PAGING, GRAPHS],
+    "stages/base.py": [ASYNC, PAGING, GRAPHS],
+    "stages/single.py": [ASYNC, PAGING, GRAPHS],
+    "stages/static.py": [ASYNC, PAGING, GRAPHS],
+    "stages/dynamic.py": [ASYNC, PAGING, GRAPHS],
+    "stages/continuous.py": [ASYNC, GRAPHS],    # its docstring may point ahead to stage 5 ...
+    "stages/paged.py": [ASYNC, GRAPHS],
+}
+
+
+def code_and_comments(path: Path) -> str:
+    """The file without its module docstring (which may say what comes next)."""
+    text = path.read_text()
+    docstring = ast.get_docstring(ast.parse(text), clean=False)
+    return text.replace(docstring, "", 1) if docstring else text
+
+
+@pytest.mark.parametrize("name", LATER_IDEAS)
+def test_no_earlier_file_mentions_a_later_idea(name):
+    text = code_and_comments(PACKAGE / name)
+    if name == "stages/continuous.py":
+        text = text.replace("stage 5", "")                                 # ... and nothing more
+    for pattern in LATER_IDEAS[name]:
+        found = re.findall(rf"^.*(?:{pattern}).*$", text, flags=re.IGNORECASE | re.MULTILINE)
+        assert not found, f"{name} mentions a later idea: {found}"
+
+
+def anchors(path: Path) -> list[str]:
+    return re.findall(r"# ANCHOR: (\w+)", path.read_text())
+
+
+def test_stage_5_is_stage_4_with_blocks_for_slots():
+    # The same sections in the same order, so that a diff of the two files pairs
+    # the slot manager with the block manager and the ragged metadata with the paged.
+    continuous, paged = PACKAGE / "stages/continuous.py", PACKAGE / "stages/paged.py"
+    assert [a for a in anchors(paged) if a in anchors(continuous)] == anchors(continuous)
+    # Both engines build on the shared step; stage 5 does not inherit stage 4's layout.
+    assert ContinuousEngine.__bases__ == PagedEngine.__bases__ == (IterationEngine,)
+    for engine in (ContinuousEngine, PagedEngine):       # ... nor change how a step runs
+        assert not {"step", "launch", "prepare", "finish_step"} & set(vars(engine)), engine
+
+
+def follow_one_step(engine: LLMEngine) -> list[tuple[str, str]]:
+    """(file, function) of each engine function one LLMEngine.step() reaches,
+    in the order a reader first meets them. The forward pass (model.py and
+    the kernels it calls) is not followed."""
+    seen, order = set(), []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        path = Path(frame.f_code.co_filename).resolve()
+        if PACKAGE not in path.parents or path.name == "model.py":
+            return
+        key = (str(path.relative_to(PACKAGE)), frame.f_code.co_name, frame.f_code.co_firstlineno)
+        if key not in seen:
+            seen.add(key)
+            order.append(key[:2])
+
+    sys.setprofile(profile)
+    try:
+        engine.step()
+    finally:
+        sys.setprofile(None)
+    return order
+
+
+def test_one_paged_decode_step_reads_few_files(llama):
+    engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", device="cpu")
+    for prompt in ([5, 6, 7], [9, 10], [11, 12, 13, 14]):
+        engine.add_request(prompt, SamplingParams(max_tokens=8))
+    for _ in range(3):
+        engine.step()                          # admitted, prefilled, decoding
+    path = follow_one_step(engine)
+    files = [file for file, _ in path]
+    assert {f for f, function in path if function == "step"} == {"llm.py", "stages/base.py"}
+    assert set(files) == {"llm.py", "stages/base.py", "scheduler.py", "stages/paged.py", "request.py",
+                          "sampling.py"}
+    switches = sum(a != b for a, b in zip(files, files[1:]))
+    assert switches <= 29, path                # a ratchet: it was 35 across 8 files before stages 4-5 split
