@@ -21,25 +21,15 @@ from .request import Request
 
 @dataclass
 class ScheduledBatch:
+    """One step's plan: which requests run, and how many tokens each computes."""
     entries: list[tuple[Request, int]] = field(default_factory=list)   # (request, tokens to compute)
 
-    @property
-    def requests(self) -> list[Request]:
-        return [r for r, _ in self.entries]
-
-    @property
-    def num_tokens(self) -> int:
-        return sum(n for _, n in self.entries)
-
-    @property
-    def kind(self) -> str:
-        prefills = sum(is_prefill(r, n) for r, n in self.entries)
-        return "prefill" if prefills == len(self.entries) else "decode" if prefills == 0 else "mixed"
-
-
-def is_prefill(request: Request, num_new: int) -> bool:
-    """Anything but one generated token: a prompt, part of one, or a recompute."""
-    return num_new > 1 or request.num_computed_tokens < len(request.prompt_token_ids)
+    def __post_init__(self):
+        self.requests = [r for r, _ in self.entries]
+        self.num_tokens = sum(n for _, n in self.entries)
+        # A prefill is anything but one generated token: a prompt, part of one, or a recompute.
+        prefills = sum(n > 1 or r.num_computed_tokens < len(r.prompt_token_ids) for r, n in self.entries)
+        self.kind = "prefill" if prefills == len(self.entries) else "decode" if prefills == 0 else "mixed"
 
 
 # ANCHOR: scheduler

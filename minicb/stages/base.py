@@ -205,12 +205,11 @@ class RunToCompletionEngine(Engine):
 class LaunchedStep:
     """A forward pass on its way: what ran, and what to log once its tokens are read."""
     batch: ScheduledBatch
-    kind: str
     sampled: list                   # the requests that get a token from it
     started: float
     host_time: float
     forward_timer: DeviceTimer
-    held: list                      # (request id, tokens cached, token slots held) after scheduling
+    kv_usage: tuple                 # for the step log: (rows, held, reserved), as the step ran
 
 
 # ANCHOR: iteration_engine
@@ -246,24 +245,25 @@ class IterationEngine(Engine):
         for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
-        kind = batch.kind                                     # before the tokens count as computed
         ids, positions, attn, last_rows = self.prepare(batch)
         host_time = time.perf_counter() - started             # scheduling + building inputs
         with DeviceTimer(self.device) as forward_timer:
-            hidden = self.forward(kind, ids, positions, attn)
+            hidden = self.forward(batch.kind, ids, positions, attn)
         self.scheduler.advance(batch)
         # A request samples once all its tokens are computed (not after a partial prefill chunk).
         ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == self.scheduler.num_tokens(r)]
-        held = [(r.request_id, r.num_computed_tokens, self.kv_held(r)) for r in self.scheduler.running]
         logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
-        step = LaunchedStep(batch, kind, [batch.requests[i] for i in ready], started, host_time, forward_timer, held)
+        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started, host_time, forward_timer,
+                            self.kv_usage(batch))
         return step, logits
 
     def finish_step(self, step, tokens) -> list:
         """The step's tokens are on the host: hand them out, log the step, and
         free the memory of the requests that finished."""
         delivered = self.deliver(step.sampled, tokens)
-        self.record_step(step.batch, step.kind, step.held, step.started, step.host_time, step.forward_timer.seconds)
+        rows, held, reserved = step.kv_usage
+        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started, kv_reserved=reserved,
+                    host_time=step.host_time, forward_time=step.forward_timer.seconds)
         for request in step.batch.requests:
             if request.finished:
                 self.scheduler.finish(request)       # its memory is free for the next step
@@ -302,24 +302,14 @@ class IterationEngine(Engine):
             raise ValueError(f"{label}: prompt of {len(request.prompt_token_ids)} tokens exceeds "
                              f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
 
-    def record_step(self, batch, kind, held, started, host_time, forward_time):
-        self.record(kind, self.batch_rows(batch), batch.num_tokens, held, started, kv_reserved=self.kv_reserved(),
-                    host_time=host_time, forward_time=forward_time)
-
     def make_kv_manager(self):
         raise NotImplementedError
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
         raise NotImplementedError
 
-    def batch_rows(self, batch) -> list:
-        """For the step log: one entry per batch row, the id of the request it ran, or None."""
-        raise NotImplementedError
-
-    def kv_held(self, request) -> int:
-        """For the step log: KV token slots the request holds."""
-        raise NotImplementedError
-
-    def kv_reserved(self) -> int:
-        """For the step log: KV token slots held by all running requests."""
+    def kv_usage(self, batch) -> tuple[list, list, int]:
+        """For the step log, once the step is launched: the request id each batch
+        row ran (or None), (request id, tokens cached, token slots held) for each
+        running request, and the token slots they hold together."""
         raise NotImplementedError

@@ -86,14 +86,10 @@ class ContinuousEngine(IterationEngine):
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 
-    def batch_rows(self, batch) -> list:
+    def kv_usage(self, batch):
         rows = [None] * self.config.max_num_seqs
         for request in batch.requests:
-            rows[self.kv.slot_of[request]] = request.request_id     # stage 4: its slot
-        return rows
-
-    def kv_held(self, request) -> int:
-        return self.config.max_model_len                           # a whole slot, used or not
-
-    def kv_reserved(self) -> int:
-        return len(self.scheduler.running) * self.config.max_model_len
+            rows[self.kv.slot_of[request]] = request.request_id     # a batch row is a slot
+        slot = self.config.max_model_len                            # held whole, used or not
+        held = [(r.request_id, r.num_computed_tokens, slot) for r in self.scheduler.running]
+        return rows, held, len(held) * slot

@@ -225,12 +225,10 @@ class PagedEngine(IterationEngine):
             raise ValueError(f"a KV budget of {int(budget)} bytes holds no block of {bytes_per_block} bytes")
         return int(budget // bytes_per_block)
 
-    def batch_rows(self, batch) -> list:
-        ids = [r.request_id for r in batch.requests]    # no slots: rows are the step's requests
-        return ids + [None] * (self.config.max_num_seqs - len(ids))
-
-    def kv_held(self, request) -> int:
-        return len(self.kv.block_tables[request]) * self.config.block_size
-
-    def kv_reserved(self) -> int:
-        return self.kv.num_used_blocks * self.config.block_size     # shared blocks count once
+    def kv_usage(self, batch):
+        rows = [r.request_id for r in batch.requests]               # no slots: rows are the step's requests
+        rows += [None] * (self.config.max_num_seqs - len(rows))
+        size = self.config.block_size
+        held = [(r.request_id, r.num_computed_tokens, len(self.kv.block_tables[r]) * size)
+                for r in self.scheduler.running]
+        return rows, held, self.kv.num_used_blocks * size           # shared blocks count once
