@@ -250,7 +250,7 @@ def decode_steps_at(engine, batch, context, num_steps):
     params = SamplingParams(max_tokens=num_steps + 2, ignore_eos=True)
     for i in range(batch):
         engine.add_request([3 + (i + j) % 200 for j in range(context)], params)
-    with engine.engine.measuring() as steps:
+    with engine.stage.measuring() as steps:
         while engine.has_unfinished_requests():
             engine.step()
     decodes = [s for s in steps if s.kind == "decode" and s.useful_rows == batch]

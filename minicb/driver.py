@@ -21,7 +21,7 @@ def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
     requests, next_up = [], 0
     start = time.perf_counter()
     with (tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar,
-          engine.engine.measuring(bar) as steps):
+          engine.stage.measuring(bar) as steps):
         while next_up < len(pending) or engine.has_unfinished_requests():
             now = time.perf_counter() - start
             while next_up < len(pending) and pending[next_up][0] <= now:

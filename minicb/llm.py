@@ -26,8 +26,9 @@ class LLMEngine:
             for out in engine.step():
                 print(out.request_id, out.new_token_ids, out.finished)
 
-    ``engine`` picks the batching stage; every other keyword is an
-    ``EngineConfig`` field (see ``minicb.config`` for defaults).
+    ``engine`` names the batching stage, whose engine object is then
+    ``self.stage``; every other keyword is an ``EngineConfig`` field (see
+    ``minicb.config`` for defaults).
     """
 
     def __init__(self, model: str, engine: str = "static", **options):
@@ -39,7 +40,7 @@ class LLMEngine:
         self.model = load_model(model, self.config.dtype, self.config.device)
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.engine = engine_class(self.config)(self.model, self.config)
+        self.stage = engine_class(self.config)(self.model, self.config)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
@@ -52,14 +53,14 @@ class LLMEngine:
         changes nothing. arrival_time defaults to now (time.perf_counter())."""
         request = self.make_request(prompt, params, arrival_time, request_id)
         self.requests[request.request_id] = request
-        self.engine.add_request(request)
+        self.stage.add_request(request)
         return request.request_id
 
     def step(self) -> list[StepOutput]:
         """At most one forward pass; one output per request that got a token.
         A finished request's last output carries its metrics."""
         outputs = []
-        for r in self.engine.step():
+        for r in self.stage.step():
             if r.finished:
                 self.requests.pop(r.request_id, None)
             new = [] if r.error else r.output_token_ids[-1:]
@@ -70,17 +71,17 @@ class LLMEngine:
     def abort(self, request_id):
         """Stop a request now and free what it holds. An unknown or already
         finished id is a no-op, so aborting twice is safe."""
-        self.engine.abort(str(request_id))
+        self.stage.abort(str(request_id))
         self.requests.pop(str(request_id), None)
 
     def has_unfinished_requests(self) -> bool:
-        return self.engine.has_unfinished_requests()
+        return self.stage.has_unfinished_requests()
 
     def stream(self, prompt, params: SamplingParams | None = None):
         """Yield one StepOutput each time this request gets a token. Other
         queued requests advance too (they share the steps)."""
         request_id = self.add_request(prompt, params)
-        while request_id in self.engine.unfinished:
+        while request_id in self.stage.unfinished:
             outputs = self.step()
             yield from (o for o in outputs if o.request_id == request_id)
             if not outputs:
@@ -106,7 +107,7 @@ class LLMEngine:
         request = Request(ids, params, self.model.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
                           generator=make_generator(params, self.generator))
-        self.engine.check_request(request, label)
+        self.stage.check_request(request, label)
         request.metrics.arrival_time = time.perf_counter() if arrival_time is None else arrival_time
         return request
 
@@ -115,9 +116,9 @@ class LLMEngine:
         one; an automatic id skips any that a live request was given."""
         if request_id is None:
             request_id = new_request_id()
-            while request_id in self.engine.unfinished:
+            while request_id in self.stage.unfinished:
                 request_id = new_request_id()
-        elif str(request_id) in self.engine.unfinished:
+        elif str(request_id) in self.stage.unfinished:
             raise ValueError(f"{label}: request_id {request_id!r} is already in use")
         return str(request_id)
 
@@ -151,9 +152,9 @@ class LLM:
         self.last_run: RunMetrics | None = None
 
     @property
-    def engine(self):
-        """The stage's engine that runs the requests (the same one as ``llm_engine.engine``)."""
-        return self.llm_engine.engine
+    def stage(self):
+        """The engine of the chosen stage, which runs the requests (``llm_engine.stage``)."""
+        return self.llm_engine.stage
 
     def generate(self, prompts, sampling_params=None, use_tqdm=False) -> list[RequestOutput]:
         """prompts: strings or lists of token ids. sampling_params: one
@@ -166,21 +167,21 @@ class LLM:
                     for i, (p, sp) in enumerate(zip(prompts, params))]
         started = time.perf_counter()
         with (tqdm(total=len(requests), desc=self.config.engine, disable=not use_tqdm) as bar,
-              self.engine.measuring(bar) as steps):
+              self.stage.measuring(bar) as steps):
             self.run_to_completion(requests)
         self.last_run = RunMetrics.from_run(requests, steps, time.perf_counter() - started)
         return [self.to_output(r) for r in requests]
 
     def run_to_completion(self, requests):
         for request in requests:
-            self.engine.add_request(request)
+            self.stage.add_request(request)
         try:
-            while self.engine.has_unfinished_requests():
-                if not self.engine.step():
+            while self.stage.has_unfinished_requests():
+                if not self.stage.step():
                     time.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
         except BaseException:
             for request in requests:   # leave nothing queued or holding KV behind
-                self.engine.abort(request.request_id)
+                self.stage.abort(request.request_id)
             raise
 # ANCHOR_END: llm
 

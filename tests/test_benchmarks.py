@@ -47,7 +47,7 @@ def test_decode_steps_run_the_whole_batch(llama, overlap):
     assert all(s.kind == "decode" and s.useful_rows == 4 and s.num_tokens == 4 for s in steps)
     assert all(0 < s.host_time < s.duration and 0 < s.forward_time < s.duration for s in steps)
     assert all(s.host_time + s.forward_time < s.duration for s in steps)
-    assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0
+    assert not engine.has_unfinished_requests() and engine.stage.kv.num_used_blocks == 0
 
 
 def test_load_rates_scale_the_saturation_rate():
@@ -59,10 +59,10 @@ def test_warm_up_runs_every_tile_height_and_leaves_nothing_behind(llama):
     cfg = engine.model.config
     warm_up(engine)
     heights = {tile_options(torch.float32, cfg.head_dim, cfg.num_attention_heads // cfg.num_key_value_heads,
-                            s.num_tokens)["BLOCK_M"] for s in engine.engine.steps if s.kind == "prefill"}
+                            s.num_tokens)["BLOCK_M"] for s in engine.stage.steps if s.kind == "prefill"}
     assert heights == {16, 32}                        # every height an fp32 tile has
-    assert not engine.has_unfinished_requests() and engine.engine.kv.num_used_blocks == 0
+    assert not engine.has_unfinished_requests() and engine.stage.kv.num_used_blocks == 0
 
     small_steps = LLMEngine(llama, engine="continuous", max_num_seqs=4, max_num_batched_tokens=5)
     warm_up(small_steps)                              # no chunked prefill: a prompt must fit one step
-    assert max(s.num_tokens for s in small_steps.engine.steps) <= 5 and not small_steps.has_unfinished_requests()
+    assert max(s.num_tokens for s in small_steps.stage.steps) <= 5 and not small_steps.has_unfinished_requests()

@@ -17,9 +17,9 @@ MAX_TOKENS_7 = [5, 1, 8, 3, 6, 9, 2]
 def use_decode_graphs(llm_engine):
     """Swap in the engine a GPU builds with cuda_graphs=True; on a CPU its runner
     pads the same buffers without capturing. Returns the runner."""
-    stage = llm_engine.engine
-    llm_engine.engine = with_decode_graphs(type(stage))(stage.model, stage.config)
-    return llm_engine.engine.decode_graphs
+    stage = llm_engine.stage
+    llm_engine.stage = with_decode_graphs(type(stage))(stage.model, stage.config)
+    return llm_engine.stage.decode_graphs
 
 
 def test_bucket_sizes_cover_every_batch():
@@ -42,8 +42,8 @@ def test_padded_decode_steps_match_plain_ones(llama, backend):
     padded = llm.generate(PROMPTS_7, params)
     assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
     # Padding rows wrote no K/V: both caches hold the same values, block for block.
-    torch.testing.assert_close(llm.engine.k_cache, reference.engine.k_cache, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(llm.engine.v_cache, reference.engine.v_cache, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(llm.stage.k_cache, reference.stage.k_cache, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(llm.stage.v_cache, reference.stage.v_cache, atol=1e-5, rtol=1e-5)
     decode_sizes = [s.num_tokens for s in llm.last_run.steps if s.kind == "decode"]
     assert len(buckets) == len(decode_sizes) > 0                  # every decode step went through it
     assert any(b > n for b, n in zip(buckets, decode_sizes))      # ...and some carried padding rows

@@ -81,10 +81,10 @@ def test_a_finished_request_frees_its_slot_for_the_next_step(llama):
     first = engine.step()
     assert {o.request_id for o in first} == {short, long}
     assert [o.finished for o in first if o.request_id == short] == [True]
-    assert engine.engine.kv.free_slots and waiting in engine.engine.unfinished
+    assert engine.stage.kv.free_slots and waiting in engine.stage.unfinished
     second = engine.step()
     assert {o.request_id for o in second} == {long, waiting}      # admitted at once
-    assert engine.engine.steps[1].kind == "mixed"
+    assert engine.stage.steps[1].kind == "mixed"
 
 
 def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
@@ -92,16 +92,16 @@ def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
     first = engine.add_request([5, 6, 7], params(50))
     second = engine.add_request([8, 9], params(3))
     engine.step()
-    assert not engine.engine.kv.free_slots                       # first holds the only slot
+    assert not engine.stage.kv.free_slots                       # first holds the only slot
     held = engine.requests[first]
     engine.abort(first)
-    assert list(engine.engine.kv.free_slots) == [0]
+    assert list(engine.stage.kv.free_slots) == [0]
     assert held.finish_reason == "abort" and first not in engine.requests
     engine.abort(first)                                          # again: no-op
     engine.abort("no-such-request")                              # unknown: no-op
     outputs, _ = run_all(engine)
     assert len(outputs[second]) == 3
-    assert list(engine.engine.kv.free_slots) == [0] and not engine.has_unfinished_requests()
+    assert list(engine.stage.kv.free_slots) == [0] and not engine.has_unfinished_requests()
 
 
 def test_abort_a_waiting_request(llama):
@@ -109,7 +109,7 @@ def test_abort_a_waiting_request(llama):
     rid = engine.add_request([5, 6], params(3))
     assert engine.step() == []                                   # the batch window is open
     engine.abort(rid)
-    assert not engine.has_unfinished_requests() and not engine.engine.waiting
+    assert not engine.has_unfinished_requests() and not engine.stage.waiting
 
 
 @pytest.mark.parametrize("name", list(ONLINE_ENGINES))
@@ -153,7 +153,7 @@ def test_the_step_log_is_bounded_outside_a_measured_run(llama, monkeypatch):
     engine = llm.llm_engine
     engine.add_request([5, 6, 7], params(12))
     run_all(engine)
-    assert len(engine.engine.steps) == 5 and engine.engine.steps[-1].useful_rows == 1   # the latest five
+    assert len(engine.stage.steps) == 5 and engine.stage.steps[-1].useful_rows == 1   # the latest five
 
 
 def test_a_prompt_over_the_token_budget_is_refused(llama):
@@ -177,10 +177,10 @@ def test_a_dropped_engine_frees_its_kv_cache_at_once(llama, name):
     while engine.has_unfinished_requests():
         engine.step()
     # Stages 1-3: the finished batch, and the cache it ran on, are already let go.
-    assert getattr(engine.engine, "running", None) is None
+    assert getattr(engine.stage, "running", None) is None
     gc.disable()
     try:
-        stage = weakref.ref(engine.engine)
+        stage = weakref.ref(engine.stage)
         del engine
         assert stage() is None
     finally:

@@ -24,7 +24,7 @@ def run_both(model, prompts, params, **options):
     for overlap in (False, True):
         llm = LLM(model, engine="paged", async_scheduling=overlap, **options)
         outputs = llm.generate(prompts, params)
-        kv = llm.engine.kv
+        kv = llm.stage.kv
         assert len(kv.free_blocks) == kv.num_blocks and not kv.block_tables       # nothing leaked
         runs[overlap] = llm, outputs
     return runs
@@ -43,7 +43,7 @@ def tokens_and_reasons(outputs):
 def test_same_tokens_as_stage_5(llama, options):
     runs = run_both(llama, PROMPTS, GREEDY, **options)
     assert tokens_and_reasons(runs[True][1]) == tokens_and_reasons(runs[False][1])
-    assert isinstance(runs[True][0].engine, AsyncPagedEngine)
+    assert isinstance(runs[True][0].stage, AsyncPagedEngine)
 
 
 def test_preemption_with_tokens_in_flight(llama):
@@ -86,7 +86,7 @@ def test_abort_while_its_token_is_in_flight(llama):
                 for i in range(3)]
     engine.step()
     engine.step()
-    victim = engine.engine.in_flight[0].sampled[1]                 # its next token is on the device now
+    victim = engine.stage.in_flight[0].sampled[1]                 # its next token is on the device now
     engine.abort(victim.request_id)
     seen = set()
     while engine.has_unfinished_requests():
@@ -96,8 +96,8 @@ def test_abort_while_its_token_is_in_flight(llama):
     expected = LLM(llama, engine="paged").generate([PROMPTS[i] for i in others],
                                                    SamplingParams(max_tokens=6, ignore_eos=True))
     assert [requests[i].output_token_ids for i in others] == [o.output_token_ids for o in expected]
-    kv = engine.engine.kv
-    assert len(kv.free_blocks) == kv.num_blocks and engine.engine.in_flight is None
+    kv = engine.stage.kv
+    assert len(kv.free_blocks) == kv.num_blocks and engine.stage.in_flight is None
 
 
 def test_async_scheduling_needs_the_paged_engine():

@@ -137,7 +137,7 @@ def test_paged_matches_transformers(checkpoints, hf_greedy, arch, backend):
 def paged_run(path, prompts, params, **options):
     llm = LLM(path, engine="paged", **options)
     outputs = llm.generate(prompts, params)
-    kv = llm.engine.kv
+    kv = llm.stage.kv
     assert len(kv.free_blocks) == kv.num_blocks and not kv.block_tables         # nothing leaked
     return [o.output_token_ids for o in outputs], llm
 
@@ -168,7 +168,7 @@ def test_a_recompute_longer_than_any_step_runs_in_chunks(llama):
     assert not engine.has_unfinished_requests(), "a preempted request waited forever"
     assert [r.output_token_ids for r in requests] == expected
     assert sum(r.num_preemptions for r in requests) > 0
-    assert max(s.num_tokens for s in engine.engine.steps) <= 12
+    assert max(s.num_tokens for s in engine.stage.steps) <= 12
 
 
 def test_chunked_prefill_runs_prompts_in_chunks_beside_decodes(llama, hf_greedy):
@@ -187,7 +187,7 @@ def test_prefix_caching_shares_blocks_and_keeps_the_output(llama):
     expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
     outputs, llm = paged_run(llama, prompts, params, block_size=4, enable_prefix_caching=True, max_num_seqs=1)
     assert outputs == expected
-    assert llm.engine.kv.prefix_hits >= 9 + 4 + 9                   # blocks reused by requests 2, 3 and 4
+    assert llm.stage.kv.prefix_hits >= 9 + 4 + 9                   # blocks reused by requests 2, 3 and 4
 
 
 def test_paged_agrees_with_continuous(llama):
@@ -210,7 +210,7 @@ def test_a_request_that_could_never_fit_is_refused(llama):
     while engine.has_unfinished_requests():
         engine.step()
     assert len(running.output_token_ids) == 6
-    assert len(engine.engine.kv.free_blocks) == 10
+    assert len(engine.stage.kv.free_blocks) == 10
 
 
 # --- block manager properties, through the real engine with the fake model ---

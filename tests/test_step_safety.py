@@ -30,7 +30,7 @@ def steps_until_idle(engine):
         if not engine.has_unfinished_requests():
             return
         yield from engine.step()
-    pytest.fail(f"still unfinished after {MAX_STEPS} steps: {sorted(engine.engine.unfinished)}")
+    pytest.fail(f"still unfinished after {MAX_STEPS} steps: {sorted(engine.stage.unfinished)}")
 
 
 def drain(engine) -> dict:
@@ -44,7 +44,7 @@ def drain(engine) -> dict:
 
 
 def assert_nothing_held(engine):
-    inner = engine.engine
+    inner = engine.stage
     assert not inner.unfinished and not inner.waiting
     if hasattr(inner, "kv"):
         held = inner.kv.block_tables if hasattr(inner.kv, "block_tables") else inner.kv.slot_of
