@@ -33,6 +33,13 @@ def attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION: tl.constexpr
 
 
 @triton.jit
+def empty_rows(BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The running max, sum and output of rows that have seen no key yet."""
+    return (tl.full([BLOCK_M], float("-inf"), tl.float32), tl.zeros([BLOCK_M], tl.float32),
+            tl.zeros([BLOCK_M, BLOCK_D], tl.float32))
+
+
+@triton.jit
 def finish_rows(acc, l_i):
     """Divide by the softmax sum; rows that saw no key (padding) become 0."""
     return acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
@@ -95,3 +102,15 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
 def tile_grid(opts, num_queries, num_heads):
     """Grid axes 0 and 1: tiles of queries, programs per head group."""
     return triton.cdiv(num_queries, opts["BLOCK_M"] // opts["HEADS"]), num_heads // opts["HEADS"]
+
+
+def check_cache(q, k_cache, v_cache, context_len):
+    """Shape checks shared by the host wrappers; q [..., Lq, H, d], caches [..., T, KVH, d]."""
+    if q.stride(-1) != 1 or k_cache.stride(-1) != 1 or v_cache.stride(-1) != 1:
+        raise ValueError("the last (head_dim) axis of q and the caches must be contiguous")
+    if k_cache.stride() != v_cache.stride():
+        raise ValueError("k_cache and v_cache must share one layout")
+    if q.shape[-2] % k_cache.shape[-2]:
+        raise ValueError(f"{q.shape[-2]} query heads is not a multiple of {k_cache.shape[-2]} KV heads")
+    if not q.shape[-3] <= context_len <= k_cache.shape[-3]:
+        raise ValueError(f"context_len {context_len} must be within [{q.shape[-3]}, {k_cache.shape[-3]}]")

@@ -10,8 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import STEP_VARYING, launch_options, tile_grid
+from .online_softmax import STEP_VARYING, check_cache, launch_options, tile_grid
+from .tile import causal_tile
 
 
 # ANCHOR: kernel
@@ -26,10 +26,10 @@ def _padded_attention_kernel(
 ):
     row = tl.program_id(2)                   # the new axis: which sequence of the batch
     pad = tl.load(PAD_LENS + row)            # the new bound: its keys start after its padding
-    causal_attention_tile(Q + row * stride_qb, K + row * stride_kb, V + row * stride_kb, O + row * stride_ob,
-                          Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-                          tl.program_id(0), num_queries, context_len, pad, context_len, scale,
-                          GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
+    causal_tile(Q + row * stride_qb, K + row * stride_kb, V + row * stride_kb, O + row * stride_ob,
+                stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+                tl.program_id(0), num_queries, context_len, pad, context_len, scale,
+                GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
 # ANCHOR_END: kernel
 
 

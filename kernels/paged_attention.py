@@ -4,8 +4,8 @@ The cache is a pool of blocks of ``block_size`` tokens: [num_blocks *
 block_size, KVH, d] rows (the same memory as [num_blocks, block_size, KVH, d]).
 Sequence s's token j lives in block block_tables[s, j // block_size], at
 offset j % block_size. The kernel is stage 4's ragged kernel with that one
-indirection: the shared tile, in its PAGED form, looks each key block up in
-the sequence's block table.
+indirection: its tile is stage 1's, built from the same pieces
+(``tile.py``), with each key block looked up in the sequence's block table.
 
 Split-KV (flash decoding): a decode step has one query per sequence, so with
 few sequences there are few programs, each walking a long context alone. The
@@ -16,9 +16,38 @@ import torch
 import triton
 import triton.language as tl
 
-from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import launch_options, tile_grid
+from .online_softmax import check_cache, empty_rows, launch_options, tile_grid
 from .ragged_attention import sequence_rows
+from .tile import attend_keys, key_range, store_rows, tile_queries
+
+
+# ANCHOR: tile
+@triton.jit
+def paged_tile(
+    Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [blocks * size, KVH, d]
+    BLOCK_TABLE, block_size,          # this sequence's blocks, in order
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    m_block, num_queries, context_len, first_key, key_end, scale,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+):
+    """tile.causal_tile, but key j lives in block BLOCK_TABLE[j // block_size]
+    at offset j % block_size. Returns each row's log-sum-exp (-inf where the
+    row saw no key), its query and head, and which rows are real: split-KV
+    stores them to combine its ranges."""
+    q, query, head, row_ok, kv_head = tile_queries(Q, stride_qt, stride_qh, m_block, num_queries,
+                                                   GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M)
+    m_i, l_i, acc = empty_rows(BLOCK_M, BLOCK_D)
+    start_key, stop_key = key_range(m_block, num_queries, context_len, first_key, key_end, HEADS, BLOCK_M, BLOCK_N)
+    for start in range(start_key, stop_key, BLOCK_N):
+        keys = start + tl.arange(0, BLOCK_N)
+        block = tl.load(BLOCK_TABLE + keys // block_size, mask=keys < context_len, other=0)   # the one new line
+        m_i, l_i, acc = attend_keys(q, query, K, V, block * block_size + keys % block_size, keys, kv_head,
+                                    stride_kt, stride_kh, num_queries, context_len, first_key, key_end,
+                                    m_i, l_i, acc, scale, HEAD_DIM, BLOCK_D, PRECISION)
+    store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh, HEAD_DIM, BLOCK_D)
+    return m_i + tl.log(tl.maximum(l_i, 1e-30)), query, head, row_ok
+# ANCHOR_END: tile
 
 
 # ANCHOR: kernel
@@ -33,11 +62,11 @@ def _paged_attention_kernel(
     if tl.program_id(0) * (BLOCK_M // HEADS) >= num_queries:
         return
     context_len = tl.load(SEQ_LENS + seq)
-    causal_attention_tile(Q + q_start * stride_qt, K, V, O + q_start * stride_ot,
-                          BLOCK_TABLES + seq * stride_table, block_size,    # this sequence's block table
-                          Q, 0, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-                          tl.program_id(0), num_queries, context_len, 0, context_len, scale,
-                          GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, True, False)
+    paged_tile(Q + q_start * stride_qt, K, V, O + q_start * stride_ot,
+               BLOCK_TABLES + seq * stride_table, block_size,      # this sequence's block table
+               stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+               tl.program_id(0), num_queries, context_len, 0, context_len, scale,
+               GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
 # ANCHOR_END: kernel
 
 
@@ -54,12 +83,13 @@ def _paged_attention_split_kernel(
     seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)       # few enough queries for one tile
     context_len = tl.load(SEQ_LENS + seq)
     first_key = split * split_len                                 # this program's range of keys
-    causal_attention_tile(Q + q_start * stride_qt, K, V, O_PARTS + split * stride_part + q_start * stride_ot,
-                          BLOCK_TABLES + seq * stride_table, block_size,
-                          LSE_PARTS + split * stride_lse_part + q_start * stride_lse_t, stride_lse_t,
-                          stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
-                          0, num_queries, context_len, first_key, tl.minimum(context_len, first_key + split_len),
-                          scale, GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, True, True)
+    lse, query, head, row_ok = paged_tile(
+        Q + q_start * stride_qt, K, V, O_PARTS + split * stride_part + q_start * stride_ot,
+        BLOCK_TABLES + seq * stride_table, block_size, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot,
+        stride_oh, 0, num_queries, context_len, first_key, tl.minimum(context_len, first_key + split_len),
+        scale, GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+    # log of the softmax denominator over this range's keys, for the combine kernel
+    tl.store(LSE_PARTS + split * stride_lse_part + (q_start + query) * stride_lse_t + head, lse, mask=row_ok)
 # ANCHOR_END: split_kernel
 
 

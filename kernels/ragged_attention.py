@@ -4,14 +4,15 @@ The step's tokens from every sequence are packed into one flat tensor:
 sequence s owns query rows cu_seqlens_q[s]:cu_seqlens_q[s+1] (its whole
 prompt if it is being prefilled, one token if it is decoding), and its
 context of seq_lens[s] tokens starts at cache row seq_starts[s]. Each program
-picks a sequence, shifts the pointers to it, and runs stage 1's causal tile.
+picks a sequence, shifts the pointers to it, and runs the causal tile of
+stage 1 (``tile.py``).
 """
 import torch
 import triton
 import triton.language as tl
 
-from .contiguous_attention import causal_attention_tile, check_cache
-from .online_softmax import launch_options, tile_grid
+from .online_softmax import check_cache, launch_options, tile_grid
+from .tile import causal_tile
 
 
 @triton.jit
@@ -35,10 +36,10 @@ def _ragged_attention_kernel(
         return                      # the grid is sized for the longest sequence; this one is shorter
     kv_start = tl.load(SEQ_STARTS + seq)
     context_len = tl.load(SEQ_LENS + seq)
-    causal_attention_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt,
-                          O + q_start * stride_ot, Q, 0, Q, 0, stride_qt, stride_qh, stride_kt, stride_kh,
-                          stride_ot, stride_oh, tl.program_id(0), num_queries, context_len, 0, context_len,
-                          scale, GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION, False, False)
+    causal_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt, O + q_start * stride_ot,
+                stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+                tl.program_id(0), num_queries, context_len, 0, context_len, scale,
+                GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
 # ANCHOR_END: kernel
 
 

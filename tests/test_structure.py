@@ -13,6 +13,7 @@ from minicb.stages.continuous import ContinuousEngine
 from minicb.stages.paged import PagedEngine
 
 PACKAGE = Path(__file__).resolve().parents[1] / "minicb"
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 
 # Later ideas, by the words that name them in code and comments.
 ASYNC = r"async|in[ _]flight|pending|overlap"
@@ -28,6 +29,19 @@ LATER_IDEAS = {
     "stages/continuous.py": [ASYNC, GRAPHS],    # its docstring may point ahead to stage 5 ...
     "stages/paged.py": [ASYNC, GRAPHS],
 }
+
+
+# The kernels of stages 1-4 and the tile they share know nothing of stage 5's
+# block tables or split-KV (the tile once took both, as flags and dummy pointers).
+KERNEL_LATER_IDEAS = r"block_table|paged|\blse\b|split"
+
+
+@pytest.mark.parametrize("name", ["tile.py", "contiguous_attention.py", "padded_attention.py",
+                                  "ragged_attention.py"])
+def test_no_kernel_before_stage_5_mentions_paging(name):
+    text = code_and_comments(KERNELS / name)
+    found = re.findall(rf"^.*(?:{KERNEL_LATER_IDEAS}).*$", text, flags=re.IGNORECASE | re.MULTILINE)
+    assert not found, f"{name} mentions stage 5: {found}"
 
 
 def code_and_comments(path: Path) -> str:
