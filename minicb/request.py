@@ -52,6 +52,7 @@ class Request:
     prompt: str | None = None
     generator: object = None                  # this request's torch.Generator
     output_token_ids: list[int] = field(default_factory=list)
+    finished: bool = False                    # set with finish_reason, by finish()
     finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort" | "error"
     error: str | None = None                  # what went wrong, when finish_reason is "error"
     metrics: RequestMetrics = None
@@ -62,50 +63,19 @@ class Request:
         if self.metrics is None:
             self.metrics = RequestMetrics(arrival_time=time.perf_counter())
         self.metrics.num_prompt_tokens = len(self.prompt_token_ids)
+        # Prompt then output, as one list the model reads from: each new token is
+        # appended here and to output_token_ids (Engine.deliver).
+        self.all_token_ids = self.prompt_token_ids + self.output_token_ids
 
-    @property
-    def finished(self) -> bool:
-        return self.finish_reason is not None
-
-    @property
-    def num_tokens(self) -> int:
-        """Prompt plus generated so far."""
-        return len(self.prompt_token_ids) + len(self.output_token_ids)
-
-    @property
-    def all_token_ids(self) -> list[int]:
-        return self.prompt_token_ids + self.output_token_ids
-
-    def token_ids(self, start: int, count: int) -> list[int]:
-        """Tokens start..start+count of prompt + output, without copying the
-        whole sequence (a decode step reads one token of a long context)."""
-        prompt_len = len(self.prompt_token_ids)
-        if start >= prompt_len:
-            return self.output_token_ids[start - prompt_len:start - prompt_len + count]
-        return self.prompt_token_ids[start:start + count] + self.output_token_ids[:max(0, start + count - prompt_len)]
-
-    def append_token(self, token: int, now: float) -> bool:
-        """Record one generated token; return True if the request is now finished."""
-        self.output_token_ids.append(token)
-        self.metrics.num_output_tokens = len(self.output_token_ids)
-        if self.metrics.first_token_time is None:
-            self.metrics.first_token_time = now
-        if token in self.params.stop_token_ids:
-            self.finish_reason = "stop"
-        elif token in self.eos_token_ids and not self.params.ignore_eos:
-            self.finish_reason = "eos"
-        elif len(self.output_token_ids) >= self.params.max_tokens:
-            self.finish_reason = "length"
-        if self.finished:
-            self.metrics.finish_time = now
-        return self.finished
+    def finish(self, reason: str, now: float):
+        self.finished, self.finish_reason, self.metrics.finish_time = True, reason, now
 
     def abort(self, now: float):
-        self.finish_reason, self.metrics.finish_time = "abort", now
+        self.finish("abort", now)
 
     def fail(self, error: Exception, now: float):
         """Something about this request alone went wrong (e.g. sampling it raised)."""
-        self.finish_reason, self.metrics.finish_time = "error", now
+        self.finish("error", now)
         self.error = f"{type(error).__name__}: {error}"
 # ANCHOR_END: request
 

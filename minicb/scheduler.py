@@ -100,7 +100,7 @@ class Scheduler:
 
     def num_tokens(self, request) -> int:
         """The tokens whose K/V the request needs: its prompt and its output so far."""
-        return request.num_tokens
+        return len(request.all_token_ids)
 
     def tokens_to_compute(self, request, budget) -> int:
         """All uncomputed tokens, or with chunked prefill as many as the

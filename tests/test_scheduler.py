@@ -95,6 +95,7 @@ def test_every_request_finishes_exactly_once_and_nothing_leaks(workload, max_num
     assert not engine.scheduler.running and not engine.waiting
     assert len(engine.kv.free_slots) == max_num_seqs                         # every slot is free
     for r in requests:
+        assert r.all_token_ids == r.prompt_token_ids + r.output_token_ids    # the model's view agrees
         if r.finish_reason == "abort":
             assert finished[r.request_id] == 0 and len(r.output_token_ids) <= r.params.max_tokens
             continue
@@ -147,12 +148,3 @@ def test_waiting_served_ratio_admits_only_when_enough_wait():
     engine.add_request(request(3, 2))
     engine.step()
     assert len(engine.scheduler.running) == 6                        # 4 waiting >= 4: all admitted
-
-
-def test_token_ids_equal_slices_of_the_whole_sequence():
-    request = Request([10, 11, 12, 13], SamplingParams(max_tokens=8), eos_token_ids=())
-    request.output_token_ids = [20, 21, 22]
-    whole = request.all_token_ids
-    for start in range(len(whole) + 1):
-        for count in range(len(whole) - start + 2):
-            assert request.token_ids(start, count) == whole[start:start + count], (start, count)

@@ -81,18 +81,30 @@ class Engine:
         self.deliver(requests, self.sampler(logits, [r.params for r in requests], [r.generator for r in requests]))
     # ANCHOR_END: sample
 
+    # ANCHOR: deliver
     def deliver(self, requests: list[Request], tokens: list) -> list[Request]:
-        """Append each request's new token and return the requests. A request
-        whose sampling raised gets the exception instead, and fails alone."""
+        """Append each request's new token and return the requests; a request
+        the token ends leaves ``unfinished``. A request whose sampling raised
+        gets the exception instead, and fails alone."""
         now = time.perf_counter()
         for request, token in zip(requests, tokens):
             if isinstance(token, Exception):
                 request.fail(token, now)
-            if request.finished or request.append_token(token, now):
+            elif not request.finished:         # (an aborted request may still get its last token)
+                request.output_token_ids.append(token)
+                request.all_token_ids.append(token)
+                if request.metrics.first_token_time is None:
+                    request.metrics.first_token_time = now
+                request.metrics.num_output_tokens = len(request.output_token_ids)
+                reason = stop_reason(request, token)
+                if reason is not None:
+                    request.finish(reason, now)
+            if request.finished:
                 self.unfinished.pop(request.request_id, None)
                 if self.progress is not None:
                     self.progress.update(1)
         return requests
+    # ANCHOR_END: deliver
 
     @contextmanager
     def measuring(self, progress=None):
@@ -124,6 +136,19 @@ class Engine:
         # would also wait for every kernel already queued on the GPU.
         on_cuda = str(self.device).startswith("cuda")
         return torch.tensor(values, dtype=dtype, pin_memory=on_cuda).to(self.device, non_blocking=True)
+
+
+# ANCHOR: stop_reason
+def stop_reason(request: Request, token: int) -> str | None:
+    """Why the token just appended ends the request, or None if it does not."""
+    if token in request.params.stop_token_ids:
+        return "stop"
+    if token in request.eos_token_ids and not request.params.ignore_eos:
+        return "eos"
+    if len(request.output_token_ids) >= request.params.max_tokens:
+        return "length"
+    return None
+# ANCHOR_END: stop_reason
 
 
 # ANCHOR: device_timer
@@ -293,7 +318,8 @@ class IterationEngine(Engine):
 
     def input_ids(self, request, n) -> list[int]:
         """The n tokens the request feeds this step, from its first uncomputed one."""
-        return request.token_ids(request.num_computed_tokens, n)
+        start = request.num_computed_tokens
+        return request.all_token_ids[start:start + n]
 # ANCHOR_END: iteration_engine
 
     def check_request(self, request, label):

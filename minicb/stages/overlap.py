@@ -61,7 +61,7 @@ class AsyncScheduler(PagedScheduler):
         self.in_flight = Counter()     # request -> tokens sampled on the device, not yet read back
 
     def num_tokens(self, request) -> int:
-        return request.num_tokens + self.in_flight[request]
+        return len(request.all_token_ids) + self.in_flight[request]
 
     def tokens_to_compute(self, request, budget) -> int:
         if len(request.output_token_ids) + self.in_flight[request] >= request.params.max_tokens:

@@ -94,7 +94,7 @@ class StaticEngine(RunToCompletionEngine):
         live = [i for i, row in enumerate(rows) if row is not None]
         hidden = self.model(self.tensor(ids).flatten(), self.tensor(positions).flatten(), cache)
         cache.advance(len(ids[0]))
-        held = [(r.request_id, r.num_tokens, capacity) for r in batch]    # real tokens now cached
+        held = [(r.request_id, len(r.all_token_ids), capacity) for r in batch]    # real tokens now cached
         last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
         self.sample([batch[i] for i in live], last[live])
         self.record(kind, rows, len(batch) * len(ids[0]), held, started)
