@@ -2,6 +2,7 @@
 import json
 import os
 import platform
+import statistics
 from pathlib import Path
 
 import torch
@@ -99,14 +100,16 @@ def main(args):
 
 
 def format_rounds(rounds) -> str:
-    """One line per run: its output tok/s in each round, and per round its ratio to the first run."""
+    """One line per run: its output tok/s in each round, and its ratio to the first run, per round
+    and the median over rounds (one round of a short run on a shared CPU can be off by a third)."""
     names = list(rounds[0])
     lines = []
     for name in names:
         values = [runs[name].output_throughput for runs in rounds]
         ratios = [runs[name].output_throughput / runs[names[0]].output_throughput for runs in rounds]
         lines.append(f"{name:>20}  " + "  ".join(f"{v:8.1f}" for v in values) +
-                     f"   x {names[0]}: " + "  ".join(f"{r:.2f}" for r in ratios))
+                     f"   x {names[0]}: " + "  ".join(f"{r:.2f}" for r in ratios) +
+                     f"   median x {statistics.median(ratios):.2f}")
     return "\n".join(lines)
 
 

@@ -1,10 +1,12 @@
 """The benchmark experiments measure what they say: every layout computes the
 same attention, the roofline counts the right bytes, decode steps run full."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from minicb import LLMEngine, benchmarks
-from minicb.bench import warm_up
+from minicb.bench import format_rounds, warm_up
 from minicb.checkpoint import load_model
 from minicb.kernels.online_softmax import tile_options
 
@@ -66,3 +68,11 @@ def test_warm_up_runs_every_tile_height_and_leaves_nothing_behind(llama):
     small_steps = LLMEngine(llama, engine="continuous", max_num_seqs=4, max_num_batched_tokens=5)
     warm_up(small_steps)                              # no chunked prefill: a prompt must fit one step
     assert max(s.num_tokens for s in small_steps.stage.steps) <= 5 and not small_steps.has_unfinished_requests()
+
+
+def test_rounds_table_gives_each_rounds_ratio_and_their_median():
+    rounds = [{"paged": SimpleNamespace(output_throughput=p), "hf": SimpleNamespace(output_throughput=h)}
+              for p, h in [(300.0, 100.0), (100.0, 100.0), (250.0, 125.0)]]
+    paged, hf = format_rounds(rounds).splitlines()
+    assert paged.split("x paged:")[1].split() == ["1.00", "1.00", "1.00", "median", "x", "1.00"]
+    assert hf.split("x paged:")[1].split() == ["0.33", "1.00", "0.50", "median", "x", "0.50"]
