@@ -1,4 +1,5 @@
-"""SamplingParams and the one sampler every stage uses."""
+"""SamplingParams: how a request asks its tokens to be picked, and when to stop.
+The sampler that reads them, shared by every stage, is in ``stages/base.py``."""
 import math
 import operator
 from dataclasses import dataclass, field
@@ -57,69 +58,7 @@ class SamplingParams:
         if index is None or isinstance(token, bool) or index < 0:
             raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
         return index
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
 # ANCHOR_END: sampling_params
-
-
-# ANCHOR: sampler
-class Sampler:
-    """logits [B, V] (fp32) + one SamplingParams per row -> next token ids [B].
-
-    Each request owns a torch.Generator (seeded if it asked for a seed), so
-    its random draws do not depend on which other requests share the batch.
-    """
-
-    def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
-        """One token per row, or, for a row whose sampling raised, the exception:
-        one request's failure must not cost the others their tokens."""
-        if all(p.greedy for p in params):
-            return logits.argmax(dim=-1).tolist()
-        return [self._sample_row_or_error(row, p, g) for row, p, g in zip(logits, params, generators)]
-
-    def on_device(self, logits, params: list[SamplingParams], generators: list):
-        """The same tokens as a tensor on logits' device, and {row: exception}
-        for rows that failed (their entry in the tensor is 0). A greedy batch
-        never leaves the device, so the host need not wait for it."""
-        if all(p.greedy for p in params):
-            return logits.argmax(dim=-1), {}
-        tokens = self(logits, params, generators)
-        errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
-        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)], device=logits.device), errors
-
-    @classmethod
-    def _sample_row_or_error(cls, logits, p: SamplingParams, generator):
-        try:
-            return cls._sample_row(logits, p, generator)
-        except Exception as error:                  # the request fails alone (Request.fail)
-            return error
-
-    @staticmethod
-    def _sample_row(logits, p: SamplingParams, generator) -> int:
-        if p.greedy:
-            return int(logits.argmax())
-        # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
-        # -inf (never selected) instead of the best going to +inf (and softmax to nan).
-        logits = (logits - logits.max()) / p.temperature
-        if p.top_k:
-            kth_best = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
-            logits = logits.masked_fill(logits < kth_best, float("-inf"))
-        probs = torch.softmax(logits, dim=-1)
-        if p.top_p < 1.0:
-            probs = keep_top_p(probs, p.top_p)
-        return int(torch.multinomial(probs.cpu(), 1, generator=generator))
-# ANCHOR_END: sampler
-
-
-def keep_top_p(probs, top_p):
-    """Zero every token outside the smallest set whose probability reaches top_p."""
-    sorted_probs, order = probs.sort(descending=True)
-    mass_before = sorted_probs.cumsum(0) - sorted_probs      # probability of strictly better tokens
-    sorted_probs[mass_before >= top_p] = 0.0                 # the best token always stays
-    kept = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return kept / kept.sum()
 
 
 def make_generator(params: SamplingParams, engine_generator: torch.Generator) -> torch.Generator:

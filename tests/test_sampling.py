@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.sampling import Sampler, keep_top_p
+from minicb.stages.base import Sampler, keep_top_p
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -1,4 +1,4 @@
-"""What every stage shares: the request queue, the sampler, and the step log.
+"""What every stage shares: the request queue, the sampler, the stop rules and the step log.
 
 Every engine is driven the same way, online or offline: ``add_request``
 queues a request, ``step`` runs at most one forward pass and returns the
@@ -7,14 +7,13 @@ requests that received a token, ``abort`` drops a request. A stage decides
 turning hidden states into tokens and recording what each step did happen
 here, once.
 
-Two ways to run steps are shared too: ``RunToCompletionEngine`` (stages 1-3
-run a batch to its end) and ``IterationEngine`` (stages 4-5 schedule before
-every step).
+Stages 1-3 also share how they run: ``RunToCompletionEngine`` runs a batch
+to its end. Stages 4-5 share theirs, scheduling before every step, in
+``iteration.py``.
 """
 import time
 from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import torch
 
@@ -23,8 +22,7 @@ from ..config import EngineConfig
 from ..metrics import StepRecord
 from ..model import Decoder
 from ..request import Request
-from ..sampling import Sampler
-from ..scheduler import ScheduledBatch, Scheduler
+from ..sampling import SamplingParams
 
 # Outside a measured run an engine keeps only its most recent step records, so
 # one that serves for days holds a bounded log (a record lists every batch row).
@@ -151,31 +149,62 @@ def stop_reason(request: Request, token: int) -> str | None:
 # ANCHOR_END: stop_reason
 
 
-# ANCHOR: device_timer
-class DeviceTimer:
-    """How long the work launched inside ``with`` takes on the device: CUDA
-    events on a GPU (read ``seconds`` once the step has synced, e.g. after
-    sampling), wall time on a CPU, where the work runs as it is launched."""
+# ANCHOR: sampler
+class Sampler:
+    """logits [B, V] (fp32) + one SamplingParams per row -> next token ids [B].
 
-    def __init__(self, device):
-        self.cuda = str(device).startswith("cuda")
+    Each request owns a torch.Generator (seeded if it asked for a seed), so
+    its random draws do not depend on which other requests share the batch.
+    """
 
-    def __enter__(self):
-        if self.cuda:
-            self.begin, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            self.begin.record()
-        self.started = time.perf_counter()
-        return self
+    def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
+        """One token per row, or, for a row whose sampling raised, the exception:
+        one request's failure must not cost the others their tokens."""
+        if all(p.temperature == 0 for p in params):
+            return logits.argmax(dim=-1).tolist()
+        return [self._sample_row_or_error(row, p, g) for row, p, g in zip(logits, params, generators)]
 
-    def __exit__(self, *exc):
-        if self.cuda:
-            self.end.record()
-        self.elapsed = time.perf_counter() - self.started
+    def on_device(self, logits, params: list[SamplingParams], generators: list):
+        """The same tokens as a tensor on logits' device, and {row: exception}
+        for rows that failed (their entry in the tensor is 0). A greedy batch
+        never leaves the device, so the host need not wait for it."""
+        if all(p.temperature == 0 for p in params):
+            return logits.argmax(dim=-1), {}
+        tokens = self(logits, params, generators)
+        errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
+        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)], device=logits.device), errors
 
-    @property
-    def seconds(self) -> float:
-        return self.begin.elapsed_time(self.end) / 1e3 if self.cuda else self.elapsed
-# ANCHOR_END: device_timer
+    @classmethod
+    def _sample_row_or_error(cls, logits, p: SamplingParams, generator):
+        try:
+            return cls._sample_row(logits, p, generator)
+        except Exception as error:                  # the request fails alone (Request.fail)
+            return error
+
+    @staticmethod
+    def _sample_row(logits, p: SamplingParams, generator) -> int:
+        if p.temperature == 0:                     # greedy
+            return int(logits.argmax())
+        # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
+        # -inf (never selected) instead of the best going to +inf (and softmax to nan).
+        logits = (logits - logits.max()) / p.temperature
+        if p.top_k:
+            kth_best = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
+            logits = logits.masked_fill(logits < kth_best, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        if p.top_p < 1.0:
+            probs = keep_top_p(probs, p.top_p)
+        return int(torch.multinomial(probs.cpu(), 1, generator=generator))
+# ANCHOR_END: sampler
+
+
+def keep_top_p(probs, top_p):
+    """Zero every token outside the smallest set whose probability reaches top_p."""
+    sorted_probs, order = probs.sort(descending=True)
+    mass_before = sorted_probs.cumsum(0) - sorted_probs      # probability of strictly better tokens
+    sorted_probs[mass_before >= top_p] = 0.0                 # the best token always stays
+    kept = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+    return kept / kept.sum()
 
 
 # ANCHOR: run_to_completion
@@ -224,118 +253,3 @@ class RunToCompletionEngine(Engine):
     def run_batch(self, batch):
         raise NotImplementedError
 # ANCHOR_END: run_to_completion
-
-
-@dataclass
-class LaunchedStep:
-    """A forward pass on its way: what ran, and what to log once its tokens are read."""
-    batch: ScheduledBatch
-    sampled: list                   # the requests that get a token from it
-    started: float
-    host_time: float
-    forward_timer: DeviceTimer
-    kv_usage: tuple                 # for the step log: (rows, held, reserved), as the step ran
-
-
-# ANCHOR: iteration_engine
-class IterationEngine(Engine):
-    """Stages 4-5: the scheduler runs before every forward pass (Orca's
-    iteration-level scheduling), and the step packs whatever it chose into one
-    ragged batch. A stage says where K/V live: its KV manager
-    (``make_kv_manager``) and the attention metadata that layout implies
-    (``attention_metadata``)."""
-
-    def __init__(self, model, config):
-        super().__init__(model, config)
-        self.kv = self.make_kv_manager()
-        self.scheduler = self.make_scheduler()
-        self.waiting = self.scheduler.waiting          # add_request/abort use the scheduler's queue
-
-    def make_scheduler(self) -> Scheduler:
-        return Scheduler(self.config, self.kv)
-
-    def step(self):
-        started = time.perf_counter()
-        batch = self.scheduler.schedule()
-        if not batch.entries:
-            return []
-        with self.scheduler.undone_on_error(batch):
-            step, logits = self.launch(batch, started)
-            tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
-        return self.finish_step(step, tokens)
-
-    def launch(self, batch, started):
-        """Build the step's inputs and run the forward pass. Returns the step and
-        the logits of the requests that sample in it."""
-        for request in batch.requests:
-            if request.metrics.first_scheduled_time is None:
-                request.metrics.first_scheduled_time = started
-        ids, positions, attn, last_rows = self.prepare(batch)
-        host_time = time.perf_counter() - started             # scheduling + building inputs
-        with DeviceTimer(self.device) as forward_timer:
-            hidden = self.forward(batch.kind, ids, positions, attn)
-        self.scheduler.advance(batch)
-        # A request samples once all its tokens are computed (not after a partial prefill chunk).
-        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == self.scheduler.num_tokens(r)]
-        logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
-        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started, host_time, forward_timer,
-                            self.kv_usage(batch))
-        return step, logits
-
-    def finish_step(self, step, tokens) -> list:
-        """The step's tokens are on the host: hand them out, log the step, and
-        free the memory of the requests that finished."""
-        delivered = self.deliver(step.sampled, tokens)
-        rows, held, reserved = step.kv_usage
-        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started, kv_reserved=reserved,
-                    host_time=step.host_time, forward_time=step.forward_timer.seconds)
-        for request in step.batch.requests:
-            if request.finished:
-                self.scheduler.finish(request)       # its memory is free for the next step
-        return delivered
-
-    def release(self, request):
-        self.scheduler.finish(request)
-
-    def forward(self, kind, ids, positions, attn):
-        return self.model(ids, positions, attn)
-
-    def prepare(self, batch):
-        """Pack every scheduled request's new tokens into one flat batch."""
-        ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
-        for request, n in batch.entries:
-            start = request.num_computed_tokens               # position of the first new token
-            ids += self.input_ids(request, n)
-            positions += range(start, start + n)
-            slot_mapping += self.kv.cache_rows(request, start, n)
-            cu_seqlens.append(cu_seqlens[-1] + n)
-            seq_lens.append(start + n)
-        t = self.tensor
-        attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
-                                       t(seq_lens, torch.int32), max(n for _, n in batch.entries))
-        last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
-        return t(ids), t(positions), attn, last_rows
-
-    def input_ids(self, request, n) -> list[int]:
-        """The n tokens the request feeds this step, from its first uncomputed one."""
-        start = request.num_computed_tokens
-        return request.all_token_ids[start:start + n]
-# ANCHOR_END: iteration_engine
-
-    def check_request(self, request, label):
-        if len(request.prompt_token_ids) > self.config.max_num_batched_tokens and \
-                not self.config.enable_chunked_prefill:
-            raise ValueError(f"{label}: prompt of {len(request.prompt_token_ids)} tokens exceeds "
-                             f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
-
-    def make_kv_manager(self):
-        raise NotImplementedError
-
-    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
-        raise NotImplementedError
-
-    def kv_usage(self, batch) -> tuple[list, list, int]:
-        """For the step log, once the step is launched: the request id each batch
-        row ran (or None), (request id, tokens cached, token slots held) for each
-        running request, and the token slots they hold together."""
-        raise NotImplementedError

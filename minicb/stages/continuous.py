@@ -9,7 +9,7 @@ long one.
 Each step is one **ragged** batch: the prompts of newly admitted requests
 and one token of every running request, packed into one flat tensor with no
 padding; ``cu_seqlens_q`` says where each request's tokens start. The step
-itself (schedule, pack, run, sample) is ``IterationEngine`` in ``base.py``,
+itself (schedule, pack, run, sample) is ``IterationEngine`` in ``iteration.py``,
 which stage 5 shares; this file says where the K/V live.
 
 The KV cache is still reserved per request: ``max_num_seqs`` slots of
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import IterationEngine
+from .iteration import IterationEngine
 
 
 # ANCHOR: kv_manager

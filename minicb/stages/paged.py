@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..scheduler import Scheduler
-from .base import IterationEngine
+from .iteration import IterationEngine, Scheduler
 
 
 # ANCHOR: kv_manager

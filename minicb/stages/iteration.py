@@ -1,0 +1,312 @@
+"""Stages 4 and 5: iteration-level scheduling (Orca's idea), and the step it drives.
+
+The scheduler runs before every forward pass and decides which requests run and how many of
+their tokens each computes. A request's uncomputed tokens are its whole
+prompt when it is admitted, one token per step while it decodes, a slice of
+its prompt under chunked prefill, and everything again after a preemption:
+one rule, "compute the next n tokens whose K/V are not cached", covers all.
+
+Room is a free place among the running requests (``max_num_seqs``), token
+budget (``max_num_batched_tokens``) and KV memory, which ``kv`` decides: the
+stage's KV manager (``can_allocate``, ``allocate``, ``free``). The scheduler
+is pure bookkeeping: no model, no tensors, so tests drive it directly.
+
+``IterationEngine`` is the step both stages share: schedule, pack the chosen
+tokens into one ragged batch, run the model once, sample, hand out the
+tokens. A stage says only where K/V live.
+"""
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+from ..config import EngineConfig
+from ..request import Request
+from .base import Engine
+
+
+@dataclass
+class ScheduledBatch:
+    """One step's plan: which requests run, and how many tokens each computes."""
+    entries: list[tuple[Request, int]] = field(default_factory=list)   # (request, tokens to compute)
+
+    def __post_init__(self):
+        self.requests = [r for r, _ in self.entries]
+        self.num_tokens = sum(n for _, n in self.entries)
+        # A prefill is anything but one generated token: a prompt, part of one, or a recompute.
+        prefills = sum(n > 1 or r.num_computed_tokens < len(r.prompt_token_ids) for r, n in self.entries)
+        self.kind = "prefill" if prefills == len(self.entries) else "decode" if prefills == 0 else "mixed"
+
+
+# ANCHOR: scheduler
+class Scheduler:
+    def __init__(self, config: EngineConfig, kv):
+        self.config = config
+        self.kv = kv
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []          # in admission order
+        self.steps_since_admission = 0
+        self.num_preemptions = 0
+
+    def schedule(self) -> ScheduledBatch:
+        budget = self.config.max_num_batched_tokens
+        if self.config.scheduling_policy == "prefill_first":
+            admitted = self.admit(budget)          # new prompts get a step of their own
+            return ScheduledBatch(admitted or self.schedule_running(budget))
+        preemptions = self.num_preemptions
+        running = self.schedule_running(budget)
+        budget -= sum(n for _, n in running)
+        # Memory ran out this step: admitting now would only preempt again.
+        return ScheduledBatch(running + ([] if self.num_preemptions > preemptions else self.admit(budget)))
+
+    def schedule_running(self, budget) -> list[tuple[Request, int]]:
+        """Every running request computes its next tokens; if KV memory runs
+        out, the most recently admitted request is preempted to make room."""
+        entries = []
+        for request in list(self.running):
+            if request not in self.running:
+                continue                           # preempted earlier in this loop
+            n = self.tokens_to_compute(request, budget)
+            if n == 0:
+                continue
+            while not self.kv.can_allocate(request, request.num_computed_tokens + n):
+                self.preempt(self.running[-1])
+                if request not in self.running:
+                    break
+            else:
+                self.kv.allocate(request, request.num_computed_tokens + n)
+                entries.append((request, n))
+                budget -= n
+        return entries
+
+    def admit(self, budget) -> list[tuple[Request, int]]:
+        """First come, first served: admit from the head of the queue while the
+        head fits; never skip it (so no request waits forever)."""
+        if not self.admission_open():
+            return []
+        admitted = []
+        while self.waiting and len(self.running) < self.config.max_num_seqs:
+            request = self.waiting[0]
+            n = self.reserve(request, budget)
+            if n == 0:
+                break
+            self.running.append(self.waiting.popleft())
+            admitted.append((request, n))
+            budget -= n
+        return admitted
+
+    def reserve(self, request, budget) -> int:
+        """How many tokens a request being admitted computes this step, with the
+        KV memory for them allocated; 0 if they do not fit."""
+        n = self.tokens_to_compute(request, budget)
+        if n == 0 or not self.kv.can_allocate(request, request.num_computed_tokens + n):
+            return 0
+        self.kv.allocate(request, request.num_computed_tokens + n)
+        return n
+
+    def num_tokens(self, request) -> int:
+        """The tokens whose K/V the request needs: its prompt and its output so far."""
+        return len(request.all_token_ids)
+
+    def tokens_to_compute(self, request, budget) -> int:
+        """All uncomputed tokens, or with chunked prefill as many as the
+        budget allows; 0 if they do not fit this step."""
+        remaining = self.num_tokens(request) - request.num_computed_tokens
+        # The second case: a preempted request whose prompt + output outgrew any one
+        # step. Without chunks it would wait forever.
+        if self.config.enable_chunked_prefill or remaining > self.config.max_num_batched_tokens:
+            return min(remaining, budget)
+        return remaining if remaining <= budget else 0
+# ANCHOR_END: scheduler
+
+    def admission_open(self) -> bool:
+        """The rescheduling knobs: admit every schedule_interval steps, and only
+        when enough requests wait. With nothing running, always admit."""
+        self.steps_since_admission += 1
+        is_open = not self.running or (
+            self.steps_since_admission >= self.config.schedule_interval
+            and len(self.waiting) >= self.config.waiting_served_ratio * len(self.running))
+        if is_open:
+            self.steps_since_admission = 0
+        return is_open
+
+    # ANCHOR: preempt
+    def preempt(self, request: Request):
+        """Preemption by recomputation: drop the request's KV and put it back
+        at the head of the queue. Its tokens so far are kept; when it is
+        admitted again, prompt and output are recomputed in one prefill."""
+        self.running.remove(request)
+        self.kv.free(request)
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.num_preemptions += 1
+        self.waiting.appendleft(request)
+    # ANCHOR_END: preempt
+
+    @contextmanager
+    def undone_on_error(self, batch: ScheduledBatch):
+        """If the step raises, it never happened: its requests count none of its
+        tokens as computed, so the next step schedules them again."""
+        computed = [(request, request.num_computed_tokens) for request in batch.requests]
+        try:
+            yield
+        except BaseException:
+            for request, n in computed:
+                request.num_computed_tokens = n
+            raise
+
+    def advance(self, batch: ScheduledBatch):
+        """The forward pass is launched: the scheduled tokens count as cached."""
+        for request, n in batch.entries:
+            request.num_computed_tokens += n
+
+    def finish(self, request: Request):
+        """A request finished or was aborted: its memory is free at once."""
+        if request in self.running:
+            self.running.remove(request)
+            self.kv.free(request)
+
+
+# ANCHOR: device_timer
+class DeviceTimer:
+    """How long the work launched inside ``with`` takes on the device: CUDA
+    events on a GPU (read ``seconds`` once the step has synced, e.g. after
+    sampling), wall time on a CPU, where the work runs as it is launched."""
+
+    def __init__(self, device):
+        self.cuda = str(device).startswith("cuda")
+
+    def __enter__(self):
+        if self.cuda:
+            self.begin, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self.begin.record()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.cuda:
+            self.end.record()
+        self.elapsed = time.perf_counter() - self.started
+
+    @property
+    def seconds(self) -> float:
+        return self.begin.elapsed_time(self.end) / 1e3 if self.cuda else self.elapsed
+# ANCHOR_END: device_timer
+
+
+@dataclass
+class LaunchedStep:
+    """A forward pass on its way: what ran, and what to log once its tokens are read."""
+    batch: ScheduledBatch
+    sampled: list                   # the requests that get a token from it
+    started: float
+    host_time: float
+    forward_timer: DeviceTimer
+    kv_usage: tuple                 # for the step log: (rows, held, reserved), as the step ran
+
+
+# ANCHOR: iteration_engine
+class IterationEngine(Engine):
+    """Stages 4-5: the scheduler runs before every forward pass (Orca's
+    iteration-level scheduling), and the step packs whatever it chose into one
+    ragged batch. A stage says where K/V live: its KV manager
+    (``make_kv_manager``) and the attention metadata that layout implies
+    (``attention_metadata``)."""
+
+    def __init__(self, model, config):
+        super().__init__(model, config)
+        self.kv = self.make_kv_manager()
+        self.scheduler = self.make_scheduler()
+        self.waiting = self.scheduler.waiting          # add_request/abort use the scheduler's queue
+
+    def make_scheduler(self) -> Scheduler:
+        return Scheduler(self.config, self.kv)
+
+    def step(self):
+        started = time.perf_counter()
+        batch = self.scheduler.schedule()
+        if not batch.entries:
+            return []
+        with self.scheduler.undone_on_error(batch):
+            step, logits = self.launch(batch, started)
+            tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
+        return self.finish_step(step, tokens)
+
+    def launch(self, batch, started):
+        """Build the step's inputs and run the forward pass. Returns the step and
+        the logits of the requests that sample in it."""
+        for request in batch.requests:
+            if request.metrics.first_scheduled_time is None:
+                request.metrics.first_scheduled_time = started
+        ids, positions, attn, last_rows = self.prepare(batch)
+        host_time = time.perf_counter() - started             # scheduling + building inputs
+        with DeviceTimer(self.device) as forward_timer:
+            hidden = self.forward(batch.kind, ids, positions, attn)
+        self.scheduler.advance(batch)
+        # A request samples once all its tokens are computed (not after a partial prefill chunk).
+        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == self.scheduler.num_tokens(r)]
+        logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
+        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started, host_time, forward_timer,
+                            self.kv_usage(batch))
+        return step, logits
+
+    def finish_step(self, step, tokens) -> list:
+        """The step's tokens are on the host: hand them out, log the step, and
+        free the memory of the requests that finished."""
+        forward_time = step.forward_timer.seconds    # readable now: the device is done with the step
+        delivered = self.deliver(step.sampled, tokens)
+        rows, held, reserved = step.kv_usage
+        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started, kv_reserved=reserved,
+                    host_time=step.host_time, forward_time=forward_time)
+        for request in step.batch.requests:
+            if request.finished:
+                self.scheduler.finish(request)       # its memory is free for the next step
+        return delivered
+
+    def release(self, request):
+        self.scheduler.finish(request)
+
+    def forward(self, kind, ids, positions, attn):
+        return self.model(ids, positions, attn)
+
+    def prepare(self, batch):
+        """Pack every scheduled request's new tokens into one flat batch."""
+        ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
+        for request, n in batch.entries:
+            start = request.num_computed_tokens               # position of the first new token
+            ids += self.input_ids(request, n)
+            positions += range(start, start + n)
+            slot_mapping += self.kv.cache_rows(request, start, n)
+            cu_seqlens.append(cu_seqlens[-1] + n)
+            seq_lens.append(start + n)
+        t = self.tensor
+        attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
+                                       t(seq_lens, torch.int32), max(n for _, n in batch.entries))
+        last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
+        return t(ids), t(positions), attn, last_rows
+
+    def input_ids(self, request, n) -> list[int]:
+        """The n tokens the request feeds this step, from its first uncomputed one."""
+        start = request.num_computed_tokens
+        return request.all_token_ids[start:start + n]
+# ANCHOR_END: iteration_engine
+
+    def check_request(self, request, label):
+        if len(request.prompt_token_ids) > self.config.max_num_batched_tokens and \
+                not self.config.enable_chunked_prefill:
+            raise ValueError(f"{label}: prompt of {len(request.prompt_token_ids)} tokens exceeds "
+                             f"max_num_batched_tokens {self.config.max_num_batched_tokens}")
+
+    def make_kv_manager(self):
+        raise NotImplementedError
+
+    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
+        raise NotImplementedError
+
+    def kv_usage(self, batch) -> tuple[list, list, int]:
+        """For the step log, once the step is launched: the request id each batch
+        row ran (or None), (request id, tokens cached, token slots held) for each
+        running request, and the token slots they hold together."""
+        raise NotImplementedError
