@@ -3,6 +3,7 @@ what transformers' generate produces, and the engines agree with each other."""
 import pytest
 
 from minicb import LLM, SamplingParams
+from minicb.stages import STAGES
 
 from .conftest import ARCHS, MAX_TOKENS, PROMPTS
 
@@ -71,3 +72,11 @@ def test_request_metrics_are_ordered(llama):
         assert m.num_prompt_tokens == len(o.prompt_token_ids)
         assert m.num_output_tokens == len(o.output_token_ids)
         assert m.ttft >= 0 and m.tpot >= 0 and m.latency >= m.ttft
+
+
+@pytest.mark.parametrize("engine", list(STAGES))
+def test_the_step_log_counts_the_tokens_each_step_fed(llama, engine):
+    # A request's token list grows as tokens are handed out: a step must count what it fed.
+    llm = LLM(llama, engine=engine)
+    llm.generate([list(range(3, 40))], SamplingParams(max_tokens=4, ignore_eos=True))
+    assert [(s.kind, s.num_tokens) for s in llm.last_run.steps] == [("prefill", 37)] + [("decode", 1)] * 3

@@ -48,7 +48,8 @@ class SingleEngine(RunToCompletionEngine):
         request.metrics.first_scheduled_time = time.perf_counter()
         capacity = len(request.prompt_token_ids) + request.params.max_tokens
         cache = ContiguousKVCache(self, capacity)
-        new_tokens, kind = request.all_token_ids, "prefill"     # its output too, if it runs again after an error
+        # Its output too, if it runs again after an error; a copy, as the request's list grows.
+        new_tokens, kind = list(request.all_token_ids), "prefill"
         while not request.finished:
             started = time.perf_counter()
             start = cache.context_len
