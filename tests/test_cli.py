@@ -29,15 +29,31 @@ def test_generate_matches_the_python_api(llama):
     assert out.strip() == f"'Hi there' -> {expected.text!r}  (6 tokens, length)"
 
 
-def test_demo_prints_every_stage_and_a_figure(tmp_path):
-    out = run("demo", "--requests", "6", "--max-batch-size", "3", "--checkpoint-dir", str(tmp_path / "ckpt"))
+def test_demo_prints_real_answers_from_every_stage_and_a_figure(smollm2):
+    out = run("demo", "--max-batch-size", "3", "--max-tokens", "12")
+    assert "Q: What is the capital of France?\nA: The capital of France is Paris." in out
+    assert "Every stage (single, static, dynamic, continuous, paged) gave exactly these tokens" in out
     rows = [line.split() for line in out.splitlines()]
-    table = {r[0]: r for r in rows if len(r) > 1 and r[1].isdigit()}
-    assert {"single", "static"} <= set(table)
-    assert table["single"][1] == table["static"][1] == "6"             # requests
-    assert table["single"][2] == table["static"][2]                      # same generated tokens
+    table = {r[0]: r for r in rows if len(r) > 2 and r[1].isdigit() and r[2].isdigit()}
+    assert set(table) == {"single", "static", "dynamic", "continuous", "paged"}
+    assert {r[1] for r in table.values()} == {"8"}                      # requests
+    assert len({r[2] for r in table.values()}) == 1                      # the same generated tokens
     assert "figure: " in out and "demo_schedules.png" in out
-    assert {"dynamic", "continuous"} <= set(table)
+
+
+def test_chat_streams_answers_in_the_chat_template(smollm2):
+    result = subprocess.run([sys.executable, "-m", "minicb", "chat", "--max-tokens", "8"], capture_output=True,
+                            text=True, timeout=300, input="What is the capital of France?\nAnd of Italy?\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "minicb chat: smollm2, stage paged. An empty line ends."
+    assert lines[1].startswith("> The capital of France is Paris")
+    assert lines[2].startswith("> ") and "Rome" in lines[2]          # the first turn is in its context
+
+
+def test_generate_knows_the_real_model_by_its_short_name(smollm2):
+    out = run("generate", "--model", "smollm2", "--prompt", "The capital of France is", "--max-tokens", "3")
+    assert out.startswith("'The capital of France is' -> ' Paris.")
 
 
 def test_bad_engine_is_refused():
