@@ -12,15 +12,15 @@ from .plots import plot_schedule  # noqa: E402
 from .sampling import SamplingParams  # noqa: E402
 from .stages import STAGES  # noqa: E402
 
-QUESTIONS = [
+QUESTIONS = [          # answers of different lengths, as a server's requests have
     "What is the capital of France?",
+    "Give me one tip for learning to code.",
     "Name three primary colors.",
     "Write a haiku about the sea.",
-    "What do bees make?",
-    "Give me one tip for learning to code.",
-    "Translate 'thank you' into Spanish.",
-    "Why is the sky blue? Answer in one sentence.",
-    "What is a neural network, in a few words?",
+    "What is the capital of Japan?",
+    "What language is spoken in Brazil?",
+    "Write a short greeting for a friend.",
+    "What is the boiling point of water in Celsius?",
 ]
 
 

@@ -67,6 +67,9 @@ def pretrained_checkpoint(name: str = "smollm2", cache: Path | None = None) -> P
     shutil.rmtree(partial, ignore_errors=True)
     print(f"minicb: converting {spec.gguf_file} to {folder} (once; about a minute)", flush=True)
     convert(source, partial)
+    if is_complete(folder):              # another process finished first: keep its folder
+        shutil.rmtree(partial)
+        return folder
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)               # whole or not at all
     return folder
