@@ -14,6 +14,7 @@ from .kernels.online_softmax import tile_options
 from .llm import LLMEngine
 from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from .peers import run_peer
+from .pretrained import resolve_model
 from .sampling import SamplingParams
 from .stages import STAGES
 from .workload import preset_workload
@@ -66,7 +67,8 @@ def main(args):
     from .checkpoint import make_tiny_checkpoint
 
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
-    model = args.model or make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0)
+    model = resolve_model(args.model) if args.model else make_tiny_checkpoint("scratch/checkpoints/tiny",
+                                                                              arch="llama", seed=0)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
     options = dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,

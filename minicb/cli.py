@@ -126,16 +126,19 @@ def chat(args):
     params = sampling_params(args)
     messages = [{"role": "system", "content": args.system}] if args.system else []
     print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.", flush=True)
-    while (line := read_line("> ")):
-        messages.append({"role": "user", "content": line})
-        try:
-            prompt = chat_prompt(engine.tokenizer, messages)
-            answer = stream_answer(engine, prompt, params)
-        except ValueError as error:            # e.g. the conversation outgrew max_model_len
-            print(f"[{error}; starting a new conversation]", flush=True)
-            messages = messages[:1] if args.system else []
-            continue
-        messages.append({"role": "assistant", "content": answer})
+    try:
+        while (line := read_line("> ")):
+            messages.append({"role": "user", "content": line})
+            try:
+                prompt = chat_prompt(engine.tokenizer, messages)
+                answer = stream_answer(engine, prompt, params)
+            except ValueError as error:            # e.g. the conversation outgrew max_model_len
+                print(f"[{error}; starting a new conversation]", flush=True)
+                messages = messages[:1] if args.system else []
+                continue
+            messages.append({"role": "assistant", "content": answer})
+    except KeyboardInterrupt:                      # Ctrl-C ends the chat, not with a traceback
+        print(flush=True)
 
 
 def stream_answer(engine, prompt, params) -> str:

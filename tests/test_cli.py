@@ -84,3 +84,13 @@ def test_bench_repeats_in_rounds_and_gives_each_run_per_round(llama):
     ratios = {name: row[row.index("continuous:") + 1:] for name, row in rows.items()}
     assert ratios["continuous"] == ["1.00", "1.00", "median", "x", "1.00"]   # each round's ratio to the first run
     assert all(float(x) > 0 for x in rows["paged"][1:3])
+
+
+def test_chat_starts_over_when_the_conversation_outgrows_the_context(smollm2):
+    result = subprocess.run([sys.executable, "-m", "minicb", "chat", "--max-tokens", "8", "--max-model-len", "48"],
+                            capture_output=True, text=True, timeout=300,
+                            input="What is the capital of France?\nAnd of Italy?\nWhat is the capital of Japan?\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "exceeds max_model_len 48; starting a new conversation" in lines[2]
+    assert lines[3].startswith("> The capital of Japan is Tokyo")        # the engine keeps serving
