@@ -48,7 +48,7 @@ test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)   # root: containers, Colab
 
 book: $(VENV)/.installed-dev
 	$(VENV)/bin/mdbook build

@@ -65,19 +65,14 @@ def default_device() -> str:
 
 def main(args):
     from .checkpoint import make_tiny_checkpoint
+    from .cli import engine_options
 
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
     model = resolve_model(args.model) if args.model else make_tiny_checkpoint("scratch/checkpoints/tiny",
                                                                               arch="llama", seed=0)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
-    options = dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
-                   max_batch_size=args.max_batch_size, max_num_seqs=args.max_num_seqs,
-                   max_num_batched_tokens=args.max_num_batched_tokens,
-                   max_wait_ms=args.max_wait_ms, scheduling_policy=args.scheduling_policy,
-                   block_size=args.block_size, num_blocks=args.num_blocks,
-                   enable_chunked_prefill=args.enable_chunked_prefill,
-                   enable_prefix_caching=args.enable_prefix_caching, num_threads=args.threads)
+    options = dict(engine_options(args), num_threads=args.threads)
     print(f"workload: {workload.description}\nmachine: {machine()}")
     rounds = []
     for round_number in range(args.repeat):            # engines and peers take turns, round after round

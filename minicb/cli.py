@@ -49,6 +49,13 @@ def main(argv=None):
     add_engine_options(bench)
 
     args = parser.parse_args(argv)
+    try:
+        return run_command(args)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError) as error:   # bad input: a message, not a traceback
+        parser.exit(2, f"minicb {args.command}: error: {error}\n")
+
+
+def run_command(args):
     if args.command == "demo":
         from .demo import main as demo_main
         return demo_main(args)
@@ -73,21 +80,35 @@ def add_sampling_options(parser, max_tokens):
 
 
 def add_engine_options(parser):
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
-    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda if present)")
-    parser.add_argument("--attention-backend", default=None, choices=ATTENTION_BACKENDS)
-    parser.add_argument("--max-batch-size", type=int, default=8)
-    parser.add_argument("--max-model-len", type=int, default=None,
-                        help="prompt + output tokens per request (default: the model's, at most 4096)")
-    parser.add_argument("--bucket-by-length", action="store_true")
-    parser.add_argument("--max-num-seqs", type=int, default=EngineConfig.max_num_seqs)
-    parser.add_argument("--max-num-batched-tokens", type=int, default=None)
-    parser.add_argument("--max-wait-ms", type=float, default=50.0)
-    parser.add_argument("--scheduling-policy", default="mixed", choices=SCHEDULING_POLICIES)
-    parser.add_argument("--block-size", type=int, default=16)
-    parser.add_argument("--num-blocks", type=int, default=None)
-    parser.add_argument("--enable-chunked-prefill", action="store_true")
-    parser.add_argument("--enable-prefix-caching", action="store_true")
+    """EngineConfig's fields as flags, with its defaults (minicb/config.py says more)."""
+    cfg = EngineConfig
+    add = parser.add_argument
+    add("--dtype", default="float32", choices=["float32", "float16", "bfloat16"], help="default: %(default)s")
+    add("--device", default=None, help="cuda or cpu (default: cuda if present)")
+    add("--attention-backend", default=None, choices=ATTENTION_BACKENDS,
+        help="default: triton on a GPU, sdpa (PyTorch's fused attention) on a CPU")
+    add("--max-model-len", type=int, default=None,
+        help="prompt + output tokens per request (default: the model's, at most 4096)")
+    add("--max-batch-size", type=int, default=cfg.max_batch_size, help="stages 2-3 (default: %(default)s)")
+    add("--bucket-by-length", action="store_true", help="stages 2-3: batch requests of similar max_tokens")
+    add("--max-wait-ms", type=float, default=cfg.max_wait_ms,
+        help="stage 3: how long a batch waits to fill (default: %(default)s)")
+    add("--max-num-seqs", type=int, default=cfg.max_num_seqs,
+        help="stages 4-5: requests running at once (default: %(default)s)")
+    add("--max-num-batched-tokens", type=int, default=None,
+        help="stages 4-5: tokens per step (default: max(2048, max-model-len))")
+    add("--scheduling-policy", default=cfg.scheduling_policy, choices=SCHEDULING_POLICIES,
+        help="stages 4-5: mix prefills into decode steps, or give them steps of their own")
+    add("--schedule-interval", type=int, default=cfg.schedule_interval,
+        help="stages 4-5: admit new requests every N steps (default: %(default)s)")
+    add("--waiting-served-ratio", type=float, default=cfg.waiting_served_ratio,
+        help="stages 4-5: admit only when waiting >= ratio x running (default: %(default)s)")
+    add("--enable-chunked-prefill", action="store_true", help="stages 4-5: split long prompts across steps")
+    add("--block-size", type=int, default=cfg.block_size, help="stage 5: tokens per KV block (default: %(default)s)")
+    add("--num-blocks", type=int, default=None, help="stage 5: KV blocks (default: from memory)")
+    add("--enable-prefix-caching", action="store_true", help="stage 5: share the blocks of common prefixes")
+    add("--async-scheduling", action="store_true",
+        help="stage 5: schedule step N+1 before reading step N's tokens")
 
 
 def engine_options(args) -> dict:
@@ -95,8 +116,10 @@ def engine_options(args) -> dict:
                 max_batch_size=args.max_batch_size, max_model_len=args.max_model_len,
                 bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
                 max_num_batched_tokens=args.max_num_batched_tokens, max_wait_ms=args.max_wait_ms,
-                scheduling_policy=args.scheduling_policy, block_size=args.block_size, num_blocks=args.num_blocks,
-                enable_chunked_prefill=args.enable_chunked_prefill, enable_prefix_caching=args.enable_prefix_caching)
+                scheduling_policy=args.scheduling_policy, schedule_interval=args.schedule_interval,
+                waiting_served_ratio=args.waiting_served_ratio, block_size=args.block_size,
+                num_blocks=args.num_blocks, enable_chunked_prefill=args.enable_chunked_prefill,
+                enable_prefix_caching=args.enable_prefix_caching, async_scheduling=args.async_scheduling)
 
 
 def sampling_params(args):

@@ -88,6 +88,9 @@ class EngineConfig:
             raise ValueError(f"unknown engine {self.engine!r}; choose one of {tuple(STAGES)}")
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif str(self.device).startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device {self.device!r}: CUDA is not available here (torch {torch.__version__}); "
+                             f"use device 'cpu'")
         if self.attention_backend is None:
             self.attention_backend = "triton" if str(self.device).startswith("cuda") else "sdpa"
         if self.attention_backend not in ATTENTION_BACKENDS:

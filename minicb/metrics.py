@@ -173,15 +173,22 @@ class RunMetrics(Throughput):
         return max((len(s.kv_held) for s in self.steps), default=0)
 
     def summary(self) -> dict:
-        return dict(requests=self.num_requests, output_tokens=self.output_tokens,
-                    wall_s=self.wall_time, output_tok_s=self.output_throughput,
-                    total_tok_s=self.total_throughput, req_s=self.request_throughput,
-                    ttft_p50_s=self.ttft["p50"], ttft_p99_s=self.ttft["p99"],
-                    tpot_p50_s=self.tpot["p50"], latency_p50_s=self.latency["p50"],
-                    latency_p99_s=self.latency["p99"], steps=self.num_steps,
-                    occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved, kv_peak_used=self.kv_peak_used,
-                    kv_utilization=self.kv_utilization, preemptions=self.num_preemptions,
-                    median_step_s=self.median_step, host_share=self.host_share)
+        """The run in numbers, floats to 4 significant digits."""
+        return rounded(dict(requests=self.num_requests, output_tokens=self.output_tokens,
+                            wall_s=self.wall_time, output_tok_s=self.output_throughput,
+                            total_tok_s=self.total_throughput, req_s=self.request_throughput,
+                            ttft_p50_s=self.ttft["p50"], ttft_p99_s=self.ttft["p99"],
+                            tpot_p50_s=self.tpot["p50"], latency_p50_s=self.latency["p50"],
+                            latency_p99_s=self.latency["p99"], steps=self.num_steps,
+                            occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved,
+                            kv_peak_used=self.kv_peak_used, kv_utilization=self.kv_utilization,
+                            preemptions=self.num_preemptions, median_step_s=self.median_step,
+                            host_share=self.host_share))
+
+
+def rounded(values: dict) -> dict:
+    """Floats to 4 significant digits: more would be noise on any machine."""
+    return {name: float(f"{value:.4g}") if isinstance(value, float) else value for name, value in values.items()}
 
 
 # (header, format, value) for the tables the demo and the benchmark print.

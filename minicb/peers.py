@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .checkpoint import resolve_dtype
-from .metrics import Throughput
+from .metrics import Throughput, rounded
 from .workload import Workload
 
 PEERS = ("hf_generate", "hf_generate_batch")
@@ -36,8 +36,9 @@ class PeerRun(Throughput):
     attention: str = ""            # the attention implementation transformers ran
 
     def summary(self) -> dict:
-        return dict(requests=self.num_requests, output_tokens=self.output_tokens, wall_s=self.wall_time,
-                    output_tok_s=self.output_throughput, total_tok_s=self.total_throughput, attention=self.attention)
+        return rounded(dict(requests=self.num_requests, output_tokens=self.output_tokens, wall_s=self.wall_time,
+                            output_tok_s=self.output_throughput, total_tok_s=self.total_throughput,
+                            attention=self.attention))
 
 
 def load_hf_model(path, dtype, device):

@@ -64,7 +64,7 @@ def draw_lengths(rng, spec, n):
 # ANCHOR: presets
 # Named workloads. "anyscale" is the study's: 512-token prompts, outputs
 # exponential with mean 128 capped at `cap` (32 to 1536 there). The other
-# three are the scenarios of the seeds: reading comprehension (long prompt,
+# three are the scenarios of the source articles: reading comprehension (long prompt,
 # short answer), chat (short, short) and writing (short prompt, long output).
 PRESETS = {
     "anyscale": lambda cap: dict(prompt_len=512, output_len=("exponential", 128, cap)),

@@ -1,6 +1,10 @@
 """The command line, run as a user would run it."""
+import argparse
 import subprocess
 import sys
+
+import pytest
+import torch
 
 
 def run(*args):
@@ -94,3 +98,30 @@ def test_chat_starts_over_when_the_conversation_outgrows_the_context(smollm2):
     lines = result.stdout.splitlines()
     assert "exceeds max_model_len 48; starting a new conversation" in lines[2]
     assert lines[3].startswith("> The capital of Japan is Tokyo")        # the engine keeps serving
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--max-tokens", "-3"], "minicb generate: error: max_tokens must be an integer >= 1, got -3"),
+    (["--max-num-seqs", "0"], "minicb generate: error: max_num_seqs must be an integer >= 1, got 0"),
+    (["--model", "nowhere"], "minicb generate: error: nowhere is not a checkpoint folder"),
+] + ([] if torch.cuda.is_available() else [
+    (["--device", "cuda"], "minicb generate: error: device 'cuda': CUDA is not available here"),
+]))
+def test_bad_flags_get_one_line_naming_the_value(llama, flags, message):
+    result = subprocess.run([sys.executable, "-m", "minicb", "generate", "--model", llama, "--prompt", "Hi", *flags],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and result.stderr.strip().startswith(message), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_engine_option_is_a_flag():
+    from minicb.cli import add_engine_options, engine_options
+    from minicb.config import EngineConfig
+
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser)
+    options = engine_options(parser.parse_args([]))
+    # All but the ones only a Python caller or the bench sets.
+    assert set(vars(EngineConfig(engine="static"))) - set(options) == {"engine", "seed", "num_threads",
+                                                                      "kv_cache_memory_bytes", "kv_cache_memory_fraction",
+                                                                      "cuda_graphs"}

@@ -60,3 +60,10 @@ def test_summary_and_table_carry_every_engine(llama):
     assert table[0].split()[0] == "engine" and len(table) == 4
     assert table[2].split()[:3] == ["single", "5", str(sum(MAX_TOKENS))]
     assert runs["static"].summary()["steps"] < runs["single"].summary()["steps"]
+
+
+def test_summary_gives_four_significant_digits():
+    from minicb.metrics import rounded
+
+    assert rounded(dict(wall_s=1.23456789, tok_s=98765.4321, steps=7, name="x")) == dict(
+        wall_s=1.235, tok_s=98770.0, steps=7, name="x")
