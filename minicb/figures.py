@@ -1,11 +1,14 @@
-"""Where figures go, and the sidecar that says how each was made.
+"""Where figures go, and what says how each was made: a line on the figure
+itself (machine, model, scale, date) and a JSON sidecar beside it.
 
 Only a full-scale run on a GPU writes the committed ``figures/`` folder; a
 CPU-scale run writes the git-ignored ``scratch/figures/`` instead, so a
-laptop run never overwrites the measured figures.
+laptop run never overwrites the measured figures. ``make figures-cpu`` sets
+MINICB_FIGURES_DIR to write the committed CPU-scale set, ``figures/cpu/``.
 """
 import datetime
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -28,9 +31,20 @@ def full_scale() -> bool:
 
 
 def figure_dir() -> Path:
-    path = project_root() / ("figures" if full_scale() else "scratch/figures")
+    if full_scale():
+        path = project_root() / "figures"
+    else:
+        path = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def machine() -> str:
+    """The GPU, or the CPU with its cores and torch's threads: what a figure's numbers depend on."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    return f"CPU {platform.processor() or platform.machine()}, {os.cpu_count()} cores, " \
+           f"{torch.get_num_threads()} torch threads"
 
 
 def environment() -> dict:
@@ -46,24 +60,37 @@ def environment() -> dict:
 
 
 def save_figure(fig, name: str, meta: dict) -> Path:
-    """Write ``name``.png and ``name``.json (environment + ``meta``: model
-    shape, dtype, workload, ...). Returns the PNG's path."""
+    """Write ``name``.png, stamped with the machine, model and scale it was
+    measured at, and ``name``.json (environment + ``meta``: model shape,
+    dtype, workload, ...). Returns the PNG's path."""
     out = figure_dir()
     png = out / f"{name}.png"
+    env = dict(**environment(), machine=machine(), scale="full scale" if full_scale() else "CPU scale")
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())          # in inches: below everything drawn
+    fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, stamp(env, meta),
+             fontsize=7, color="0.35", ha="left", va="top")
     fig.savefig(png, dpi=120, bbox_inches="tight")
     elapsed = round(time.perf_counter() - STARTED, 1)
-    sidecar = dict(figure=png.name, **environment(), seconds_into_run=elapsed, **meta)
+    sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
+
+
+def stamp(env: dict, meta: dict) -> str:
+    """One line for the figure's corner: where and at what scale it was measured."""
+    model = meta.get("model", "")
+    if isinstance(model, dict):
+        model = " ".join(str(v) for v in model.values())
+    return " | ".join(str(x) for x in (env["machine"], model, env["scale"], env["date"]) if x)
 
 
 REQUIRED_SIDECAR_KEYS = ("gpu", "torch", "triton", "transformers", "date")
 
 
-def sidecar_problems(folder) -> list[str]:
+def sidecar_problems(folder, gpu=True) -> list[str]:
     """What is wrong with the figures in ``folder``: a PNG without its JSON
-    sidecar, a sidecar missing a required key, or one that names no GPU
-    (the committed figures come from GPU runs only)."""
+    sidecar, a sidecar missing a required key, or one whose GPU does not fit
+    the folder (``figures/`` holds GPU runs only, ``figures/cpu/`` CPU runs only)."""
     problems = []
     for png in sorted(Path(folder).glob("*.png")):
         sidecar = png.with_suffix(".json")
@@ -74,6 +101,8 @@ def sidecar_problems(folder) -> list[str]:
         missing = [key for key in REQUIRED_SIDECAR_KEYS if key not in meta]
         if missing:
             problems.append(f"{sidecar.name}: missing {missing}")
-        elif not meta["gpu"]:
+        elif gpu and not meta["gpu"]:
             problems.append(f"{sidecar.name}: names no GPU (gpu={meta['gpu']!r})")
+        elif not gpu and meta["gpu"]:
+            problems.append(f"{sidecar.name}: a GPU run ({meta['gpu']}) among the CPU figures")
     return problems

@@ -22,8 +22,28 @@ def test_cpu_scale_figures_go_to_scratch_with_a_sidecar(tmp_path, monkeypatch):
     assert png == tmp_path / "scratch" / "figures" / "example.png" and png.is_file()
     sidecar = json.loads(png.with_suffix(".json").read_text())
     assert sidecar["model"] == "tiny" and sidecar["workload"] == {"n": 3}
-    assert {"torch", "triton", "transformers", "date", "gpu"} <= set(sidecar)
+    assert {"torch", "triton", "transformers", "date", "gpu", "machine"} <= set(sidecar)
+    assert sidecar["scale"] == "CPU scale" and sidecar["machine"].startswith("CPU ")
     assert not (tmp_path / "figures").exists()
+
+
+def test_the_figure_itself_names_its_machine_model_and_scale(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    fig = draw()
+    figures.save_figure(fig, "example", dict(model=dict(arch="llama", shape="tiny", dtype="float32")))
+    [line] = [t.get_text() for t in fig.texts]
+    assert line.startswith(f"{figures.machine()} | llama tiny float32 | CPU scale | ")
+
+
+def test_make_figures_cpu_writes_the_committed_cpu_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    monkeypatch.setenv("MINICB_FIGURES_DIR", "figures/cpu")
+    png = figures.save_figure(draw(), "example", {})
+    assert png == tmp_path / "figures" / "cpu" / "example.png"
+    assert figures.sidecar_problems(png.parent, gpu=False) == []
+    assert figures.sidecar_problems(png.parent) == ["example.json: names no GPU (gpu=None)"]
 
 
 def test_full_scale_figures_go_to_figures(tmp_path, monkeypatch):
@@ -55,7 +75,8 @@ def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
     assert any("bare.json: missing" in p for p in problems)
 
 
-def test_every_committed_figure_has_a_sidecar_naming_a_gpu():
+def test_every_committed_figure_has_a_sidecar_naming_its_machine():
     folder = figures.project_root() / "figures"
     assert folder.is_dir()
     assert figures.sidecar_problems(folder) == []
+    assert figures.sidecar_problems(folder / "cpu", gpu=False) == []
