@@ -59,9 +59,10 @@ serve-book: $(VENV)/.installed-dev
 	$(VENV)/bin/mdbook serve
 
 # The CPU-scale figures the book shows, committed in figures/cpu/: each comes from the
-# notebook its name starts with. They count steps, rows and KV slots, which do not depend
-# on the machine; timed figures wait for their chapters to say what a CPU shows.
-CPU_FIGURES ?= 02_static_white_squares 02_static_kv_use 04_orca_picture 04_tokens_per_step \
+# notebook its name starts with. Most count steps, rows and KV slots, which do not depend
+# on the machine; a timed one is listed once its notebook repeats the run, shows the
+# spread and asserts what its chapter claims.
+CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_dynamic_window 04_orca_picture 04_tokens_per_step \
                05_block_pool 05_kv_waste 05_running_vs_budget
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
