@@ -70,3 +70,15 @@ def test_every_embedded_figure_exists_and_the_gpu_one_wins():
         if target.startswith("figures/cpu/"):
             gpu = LESSONS / "figures" / Path(target).name
             assert not gpu.is_file(), f"{chapter}: shows {target}, but the GPU run's {gpu.name} exists"
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_every_notebook_is_valid_nbformat(notebook):
+    """Every cell has an id: nbformat warns today about one without, and will refuse it."""
+    import warnings
+
+    import nbformat
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nbformat.validate(nbformat.read(notebook, as_version=4))
