@@ -69,7 +69,7 @@ CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(
 figures-cpu: $(VENV)/.installed-dev
 	rm -rf scratch/figures-cpu
 	MINICB_FIGURES_DIR=scratch/figures-cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
-	mkdir -p figures/cpu
+	rm -rf figures/cpu && mkdir -p figures/cpu
 	for f in $(CPU_FIGURES); do cp scratch/figures-cpu/$$f.png scratch/figures-cpu/$$f.json figures/cpu/; done
 
 clean:

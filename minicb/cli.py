@@ -23,7 +23,7 @@ def main(argv=None):
     talk.add_argument("--system", default=None, help="a system message (default: the model's own)")
     add_sampling_options(talk, max_tokens=256)
     add_engine_options(talk)
-    talk.set_defaults(max_num_seqs=1, max_model_len=2048)     # one conversation: KV memory for one
+    talk.set_defaults(max_num_seqs=1)              # one conversation: KV memory for one
 
     demo = commands.add_parser("demo", help="a real model answers through every stage; the stages compared")
     demo.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
@@ -142,26 +142,37 @@ def generate(args):
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
-    from .demo import chat_prompt
     from .llm import LLMEngine
 
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     params = sampling_params(args)
-    messages = [{"role": "system", "content": args.system}] if args.system else []
+    first = [{"role": "system", "content": args.system}] if args.system else []
+    messages = list(first)
     print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.", flush=True)
     try:
         while (line := read_line("> ")):
-            messages.append({"role": "user", "content": line})
-            try:
-                prompt = chat_prompt(engine.tokenizer, messages)
-                answer = stream_answer(engine, prompt, params)
-            except ValueError as error:            # e.g. the conversation outgrew max_model_len
-                print(f"[{error}; starting a new conversation]", flush=True)
-                messages = messages[:1] if args.system else []
+            turn = {"role": "user", "content": line}
+            answer = try_answer(engine, messages + [turn], params)
+            if isinstance(answer, ValueError) and len(messages) > len(first):
+                print("[the conversation outgrew max_model_len; starting a new one]", flush=True)
+                messages = list(first)
+                answer = try_answer(engine, messages + [turn], params)
+            if isinstance(answer, ValueError):         # this message alone cannot be served
+                print(f"[{answer}]", flush=True)
                 continue
-            messages.append({"role": "assistant", "content": answer})
+            messages += [turn, {"role": "assistant", "content": answer}]
     except KeyboardInterrupt:                      # Ctrl-C ends the chat, not with a traceback
         print(flush=True)
+
+
+def try_answer(engine, messages, params):
+    """The answer, streamed, or the ValueError that refused the prompt (e.g. too long)."""
+    from .demo import chat_prompt
+
+    try:
+        return stream_answer(engine, chat_prompt(engine.tokenizer, messages), params)
+    except ValueError as error:
+        return error
 
 
 def stream_answer(engine, prompt, params) -> str:

@@ -66,7 +66,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     out = figure_dir()
     png = out / f"{name}.png"
     env = dict(**environment(), machine=machine(), scale="full scale" if full_scale() else "CPU scale")
-    drawn = fig.get_tightbbox(fig.canvas.get_renderer())          # in inches: below everything drawn
+    drawn = fig.get_tightbbox()                 # in inches: the stamp goes below everything drawn
     fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, stamp(env, meta),
              fontsize=7, color="0.35", ha="left", va="top")
     fig.savefig(png, dpi=120, bbox_inches="tight")

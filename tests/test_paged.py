@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.kernels import reference
 from minicb.kernels.paged_attention import combine_splits, paged_attention
+from minicb.request import Request
 
 from .conftest import ARCHS, DEVICE, MAX_TOKENS, PROMPTS
 from .test_kernels import DTYPES, HEADS, TOLERANCE, rand
-from .test_scheduler import EOS, FakeModel, drive, request
+from .test_scheduler import EOS, FakeModel, drive
 
 GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 
@@ -252,9 +253,7 @@ def test_block_manager_invariants_on_random_workloads(workload, block_size, spar
                                enable_prefix_caching=prefix)
     requests = []
     for family, p, n, _, _ in workload:
-        r = request(1, n)
-        r.prompt_token_ids = [2 + family] * 8 + [5] * p
-        requests.append(r)
+        requests.append(Request([2 + family] * 8 + [5] * p, SamplingParams(max_tokens=n, ignore_eos=True), (EOS,)))
     timing = [(arrival, abort_at) for *_, arrival, abort_at in workload]
     finished = drive(engine, requests, timing, lambda e: check_blocks(e.kv), max_steps=2000)
     assert len(engine.kv.free_blocks) == engine.kv.num_blocks and not engine.kv.block_tables
