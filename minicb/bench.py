@@ -21,15 +21,19 @@ from .workload import preset_workload
 
 
 # ANCHOR: bench
-def run_bench(model, engines, workload, engine_options=None, **options) -> dict:
+def run_bench(model, engines, workload, engine_options=None, progress=None, **options) -> dict:
     """Replay ``workload`` against each engine in turn; {engine: RunMetrics}.
     ``options`` are EngineConfig fields shared by all engines (each uses its
-    own); ``engine_options`` maps an engine name to fields for it alone."""
+    own); ``engine_options`` maps an engine name to fields for it alone.
+    Each run shows its own progress bar, unless ``progress`` (a bar for a
+    whole experiment) is given: then that ticks once per run."""
     runs = {}
     for name in engines:
         engine = LLMEngine(model, engine=name, **{**options, **(engine_options or {}).get(name, {})})
         warm_up(engine)
-        runs[name] = replay(engine, workload, use_tqdm=True)
+        runs[name] = replay(engine, workload, use_tqdm=progress is None)
+        if progress is not None:
+            progress.update(1)
         del engine                                   # free its KV cache before the next engine sizes its own
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

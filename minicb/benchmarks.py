@@ -51,18 +51,22 @@ def copy_bandwidth(device, num_bytes=2**30) -> float:
 # ---------------------------------------------------------------- figure 1
 # ANCHOR: throughput_vs_spread
 def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options, batch_size,
-                         engine_options=None, seed=0):
+                         engine_options=None, seed=0, progress=None):
     """The Anyscale experiment: every request at once, output lengths
     exponential (mean 128 x scale) capped at each of ``caps``; minicb's
-    engines and transformers' peers on the same checkpoint, in one run.
-    Returns {cap: {name: RunMetrics or PeerRun}}."""
+    engines and transformers' peers on the same checkpoint, in one run, with
+    one KV budget (``batch_size`` rows of ``max_model_len`` tokens).
+    Returns {cap: {name: RunMetrics or PeerRun}}; ``progress`` ticks per run."""
+    kv_tokens = batch_size * options["max_model_len"]
     results = {}
     for cap in caps:
         workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, seed=seed)
-        runs = run_bench(path, engines, workload, engine_options, **options)
+        runs = run_bench(path, engines, workload, engine_options, progress=progress, **options)
         for peer in peers:
             runs[peer] = run_peer(peer, path, workload, options.get("dtype", "float32"),
-                                  options.get("device") or default_device(), batch_size)
+                                  options.get("device") or default_device(), batch_size, kv_tokens)
+            if progress is not None:
+                progress.update(1)
         results[cap] = runs
     return results
 # ANCHOR_END: throughput_vs_spread
@@ -78,12 +82,13 @@ def load_rates(saturated_req_s, light=0.25, heavy=0.9) -> dict:
 # ANCHOR_END: load_rates
 
 
-def latency_under_load(path, engines, rates, num_requests, scale, cap, options, engine_options=None, seed=1):
+def latency_under_load(path, engines, rates, num_requests, scale, cap, options, engine_options=None, seed=1,
+                       progress=None):
     """{load name: {engine: RunMetrics}} with Poisson arrivals at each rate."""
     results = {}
     for load, qps in rates.items():
         workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, qps=qps, seed=seed)
-        results[load] = run_bench(path, engines, workload, engine_options, **options)
+        results[load] = run_bench(path, engines, workload, engine_options, progress=progress, **options)
     return results
 
 
@@ -100,22 +105,23 @@ def scheduling_variants(chunk_sizes) -> dict:
     return variants
 
 
-def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps, seed=2):
+def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps, seed=2, progress=None):
     """{preset: {variant: RunMetrics}} for the paged engine, requests arriving
     at ``qps`` (inf: all waiting at the start)."""
     results = {}
     for preset in presets:
         workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
-        results[preset] = {name: run_bench(path, ["paged"], workload, **options, **variant)["paged"]
+        results[preset] = {name: run_bench(path, ["paged"], workload, progress=progress, **options, **variant)["paged"]
                            for name, variant in scheduling_variants(chunk_sizes).items()}
     return results
 # ANCHOR_END: knobs
 
 
-def schedule_intervals(path, intervals, preset, num_requests, scale, options, qps, seed=3):
+def schedule_intervals(path, intervals, preset, num_requests, scale, options, qps, seed=3, progress=None):
     """{interval: RunMetrics}: how often waiting requests may be admitted."""
     workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
-    return {n: run_bench(path, ["paged"], workload, **options, schedule_interval=n)["paged"] for n in intervals}
+    return {n: run_bench(path, ["paged"], workload, progress=progress, **options, schedule_interval=n)["paged"]
+            for n in intervals}
 
 
 def host_and_step_ms(run) -> dict:

@@ -43,19 +43,29 @@ class PeerRun(Throughput):
 
 def load_hf_model(path, dtype, device):
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging
 
-    return AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype)).to(device).eval()
+    shown = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()          # a bar per load would drown a benchmark's own bar
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype)).to(device).eval()
+    finally:
+        if shown:
+            logging.enable_progress_bar()
 
 
-def run_peer(name, path, workload: Workload, dtype="float32", device="cpu", batch_size=8) -> PeerRun:
-    """Run one peer on every request of ``workload`` at once (arrival times are ignored)."""
+def run_peer(name, path, workload: Workload, dtype="float32", device="cpu", batch_size=8,
+             kv_tokens=None) -> PeerRun:
+    """Run one peer on every request of ``workload`` at once (arrival times are ignored).
+    ``kv_tokens`` gives the continuous-batching peer the KV budget minicb's engines get;
+    without it, transformers sizes its cache to a share of the free memory."""
     if name not in PEERS:
         raise ValueError(f"unknown peer {name!r}; choose one of {PEERS}")
     model = load_hf_model(path, dtype, device)
     try:
         if name == "hf_generate":
             return hf_generate(model, workload, batch_size)
-        return hf_generate_batch(model, workload)
+        return hf_generate_batch(model, workload, kv_tokens)
     finally:
         del model
         if torch.cuda.is_available():
@@ -91,13 +101,17 @@ def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
 
 # ANCHOR: hf_generate_batch
 @torch.inference_mode()
-def hf_generate_batch(model, workload: Workload) -> PeerRun:
+def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
     """transformers' continuous batching: one manager, every request added
     with its own max_new_tokens, results collected as they finish."""
     from transformers import GenerationConfig
+    from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=16)
-    manager = model.init_continuous_batching(generation_config=config)   # may switch to flash attention
+    # Blocks of 16 tokens, as minicb's, when it gets minicb's budget.
+    budget = ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16) if kv_tokens else None
+    manager = model.init_continuous_batching(generation_config=config,                # may switch to
+                                             continuous_batching_config=budget)      # flash attention
     if torch.cuda.is_available() and hasattr(manager, "warmup"):
         manager.warmup()                    # its CUDA graphs are captured before the clock starts
     manager.start()
