@@ -116,7 +116,7 @@ def test_real_shapes_have_published_dimensions():
 def test_kv_bytes_per_token_arithmetic():
     """The book's numbers: a 13B model with full multi-head attention (40 layers,
     40 heads of 128) stores 800 KiB per token in fp16; Llama 3.1 8B, with 8 KV
-    heads shared by 32 query heads, stores 128 KiB."""
+    heads shared by 32 query heads, stores 128 KiB; Bloom's is chapter 5's example."""
     from minicb.checkpoint import SHAPES
 
     base = dict(model_type="llama", vocab_size=1, intermediate_size=1, rms_norm_eps=1e-6)
@@ -125,6 +125,10 @@ def test_kv_bytes_per_token_arithmetic():
     llama_8b = ModelConfig.from_hf(dict(base, **{k: v for k, v in SHAPES["llama-3.1-8b"].items()
                                                   if k != "rope_scaling"}))
     assert llama_8b.kv_bytes_per_token(2) == 128 * 1024
+    # Chapter 5: Bloom-176B (70 layers, 112 heads of 128) reserving 1,024 tokens holds ~4.1 GB.
+    bloom = ModelConfig.from_hf(dict(base, hidden_size=14336, num_hidden_layers=70, num_attention_heads=112))
+    assert bloom.kv_bytes_per_token(2) == 4_014_080
+    assert round(1024 * bloom.kv_bytes_per_token(2) / 1e9, 1) == 4.1
 
 
 def test_sliding_window_caps_the_context(llama):

@@ -238,6 +238,23 @@ def check_blocks(kv):
     assert len(kv.free_blocks) + len(owners) == kv.num_blocks          # free + used == num_blocks
 
 
+def test_the_four_score_block_table():
+    """Chapter 5's worked example: blocks of 4 tokens, "Four score and seven years ago
+    our" (7 tokens) and "you only live" (3). Each request leaves one empty slot, in its
+    last block, where a contiguous reservation of its maximum length would leave thousands."""
+    from minicb.stages.paged import BlockManager
+
+    kv = BlockManager(num_blocks=4, block_size=4)
+    a, b = Request(list(range(7)), SamplingParams(), (EOS,)), Request(list(range(3)), SamplingParams(), (EOS,))
+    for request in (a, b):
+        assert kv.can_allocate(request, len(request.prompt_token_ids))
+        kv.allocate(request, len(request.prompt_token_ids))
+    assert kv.block_tables == {a: [0, 1], b: [2]} and list(kv.free_blocks) == [3]
+    assert kv.cache_rows(a, 4, 3) == [4, 5, 6]         # "years ago our": block 1, offsets 0-2
+    empty = {r: len(kv.block_tables[r]) * kv.block_size - len(r.prompt_token_ids) for r in (a, b)}
+    assert empty == {a: 1, b: 1}
+
+
 @settings(max_examples=120, deadline=None)
 @given(workload=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 16), st.integers(1, 10),
                                    st.integers(0, 20), st.one_of(st.none(), st.integers(0, 30))),
