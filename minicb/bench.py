@@ -77,10 +77,12 @@ def main(args):
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
     options = dict(engine_options(args), num_threads=args.threads)
+    # Only stage 5 can run the host a step ahead; the other stages run as they are.
+    per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}
     print(f"workload: {workload.description}\nmachine: {machine()}")
     rounds = []
     for round_number in range(args.repeat):            # engines and peers take turns, round after round
-        runs = run_bench(model, args.engine.split(","), workload, **options)
+        runs = run_bench(model, args.engine.split(","), workload, per_engine, **options)
         runs.update({name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
                                     args.max_batch_size) for name in filter(None, args.peers.split(","))})
         print(f"\nround {round_number + 1} of {args.repeat} (load average now {os.getloadavg()[0]:.2f})")

@@ -1,5 +1,7 @@
 """Command line: ``python -m minicb generate|chat|demo|bench ...``."""
 import argparse
+import dataclasses
+import typing
 
 from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
 from .stages import STAGES
@@ -79,47 +81,41 @@ def add_sampling_options(parser, max_tokens):
     parser.add_argument("--ignore-eos", action="store_true")
 
 
+# EngineConfig fields that other flags own: the subcommand's --engine, sampling's --seed
+# and bench's --threads.
+NOT_ENGINE_FLAGS = ("engine", "seed", "num_threads")
+CHOICES = {"dtype": ("float32", "float16", "bfloat16"), "attention_backend": ATTENTION_BACKENDS,
+           "scheduling_policy": SCHEDULING_POLICIES}
+
+
 def add_engine_options(parser):
-    """EngineConfig's fields as flags, with its defaults (minicb/config.py says more)."""
-    cfg = EngineConfig
-    add = parser.add_argument
-    add("--dtype", default="float32", choices=["float32", "float16", "bfloat16"], help="default: %(default)s")
-    add("--device", default=None, help="cuda or cpu (default: cuda if present)")
-    add("--attention-backend", default=None, choices=ATTENTION_BACKENDS,
-        help="default: triton on a GPU, sdpa (PyTorch's fused attention) on a CPU")
-    add("--max-model-len", type=int, default=None,
-        help="prompt + output tokens per request (default: the model's, at most 4096)")
-    add("--max-batch-size", type=int, default=cfg.max_batch_size, help="stages 2-3 (default: %(default)s)")
-    add("--bucket-by-length", action="store_true", help="stages 2-3: batch requests of similar max_tokens")
-    add("--max-wait-ms", type=float, default=cfg.max_wait_ms,
-        help="stage 3: how long a batch waits to fill (default: %(default)s)")
-    add("--max-num-seqs", type=int, default=cfg.max_num_seqs,
-        help="stages 4-5: requests running at once (default: %(default)s)")
-    add("--max-num-batched-tokens", type=int, default=None,
-        help="stages 4-5: tokens per step (default: max(2048, max-model-len))")
-    add("--scheduling-policy", default=cfg.scheduling_policy, choices=SCHEDULING_POLICIES,
-        help="stages 4-5: mix prefills into decode steps, or give them steps of their own")
-    add("--schedule-interval", type=int, default=cfg.schedule_interval,
-        help="stages 4-5: admit new requests every N steps (default: %(default)s)")
-    add("--waiting-served-ratio", type=float, default=cfg.waiting_served_ratio,
-        help="stages 4-5: admit only when waiting >= ratio x running (default: %(default)s)")
-    add("--enable-chunked-prefill", action="store_true", help="stages 4-5: split long prompts across steps")
-    add("--block-size", type=int, default=cfg.block_size, help="stage 5: tokens per KV block (default: %(default)s)")
-    add("--num-blocks", type=int, default=None, help="stage 5: KV blocks (default: from memory)")
-    add("--enable-prefix-caching", action="store_true", help="stage 5: share the blocks of common prefixes")
-    add("--async-scheduling", action="store_true",
-        help="stage 5: schedule step N+1 before reading step N's tokens")
+    """Every EngineConfig field as a flag: its default is the field's, its help
+    the field's docstring (minicb/config.py)."""
+    docs = EngineConfig.field_docs()
+    group = parser.add_argument_group("engine options (EngineConfig, minicb/config.py)")
+    for field in dataclasses.fields(EngineConfig):
+        if field.name in NOT_ENGINE_FLAGS:
+            continue
+        kind = next(t for t in typing.get_args(field.type) or (field.type,) if t is not type(None))
+        text = docs[field.name].replace("%", "%%")
+        if field.default is not None and "Default" not in text:
+            text += " (default: %(default)s)"
+        if kind is bool:
+            action = "store_true" if field.default is False else argparse.BooleanOptionalAction
+            group.add_argument(flag(field.name), action=action, default=field.default, help=text)
+        else:
+            group.add_argument(flag(field.name), type=kind, default=field.default, choices=CHOICES.get(field.name),
+                               help=text)
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def engine_options(args) -> dict:
-    return dict(dtype=args.dtype, device=args.device, attention_backend=args.attention_backend,
-                max_batch_size=args.max_batch_size, max_model_len=args.max_model_len,
-                bucket_by_length=args.bucket_by_length, max_num_seqs=args.max_num_seqs,
-                max_num_batched_tokens=args.max_num_batched_tokens, max_wait_ms=args.max_wait_ms,
-                scheduling_policy=args.scheduling_policy, schedule_interval=args.schedule_interval,
-                waiting_served_ratio=args.waiting_served_ratio, block_size=args.block_size,
-                num_blocks=args.num_blocks, enable_chunked_prefill=args.enable_chunked_prefill,
-                enable_prefix_caching=args.enable_prefix_caching, async_scheduling=args.async_scheduling)
+    """The EngineConfig fields the flags set."""
+    return {field.name: getattr(args, field.name) for field in dataclasses.fields(EngineConfig)
+            if field.name not in NOT_ENGINE_FLAGS}
 
 
 def sampling_params(args):

@@ -1,4 +1,6 @@
 """Every engine knob in one place: its default, what it means, and its check."""
+import ast
+import inspect
 import os
 from dataclasses import dataclass
 
@@ -132,6 +134,14 @@ class EngineConfig:
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
+
+    @classmethod
+    def field_docs(cls) -> dict[str, str]:
+        """Each field's docstring, read from this class's source: the command
+        line's help comes from here, so no knob is described twice."""
+        body = ast.parse(inspect.getsource(cls)).body[0].body
+        return {node.target.id: " ".join(doc.value.value.split()) for node, doc in zip(body, body[1:])
+                if isinstance(node, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)}
 
     def settle_max_model_len(self, max_context: int):
         """max_context: the longest sequence the model computes exactly (its

@@ -122,7 +122,21 @@ def test_every_engine_option_is_a_flag():
     parser = argparse.ArgumentParser()
     add_engine_options(parser)
     options = engine_options(parser.parse_args([]))
-    # All but the ones only a Python caller or the bench sets.
-    assert set(vars(EngineConfig(engine="static"))) - set(options) == {"engine", "seed", "num_threads",
-                                                                      "kv_cache_memory_bytes", "kv_cache_memory_fraction",
-                                                                      "cuda_graphs"}
+    # All but the three other flags own: --engine, sampling's --seed, bench's --threads.
+    assert set(vars(EngineConfig(engine="static"))) - set(options) == {"engine", "seed", "num_threads"}
+    defaults = EngineConfig.__dataclass_fields__
+    assert all(options[name] == defaults[name].default for name in options)
+    help = parser.format_help()
+    for name, doc in EngineConfig.field_docs().items():       # each flag says what its field's docstring says
+        if name in options:
+            assert " ".join(doc.split()[:4]) in " ".join(help.split()), name
+
+
+def test_bench_runs_the_host_ahead_for_the_paged_engine_alone(llama):
+    """--async-scheduling belongs to stage 5; the other engines in the same bench run as they are."""
+    result = subprocess.run([sys.executable, "-m", "minicb", "bench", "--model", llama, "--engine", "static,paged",
+                             "--num-requests", "4", "--scale", "0.05", "--async-scheduling"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    table = [line.split() for line in result.stdout.splitlines()]
+    assert {row[0] for row in table if row and row[0] in ("static", "paged")} == {"static", "paged"}
