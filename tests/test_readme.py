@@ -1,0 +1,51 @@
+"""The README's commands and Python examples, run as written: a new user copies them
+from there, so each must work in a fresh clone (CI runs this with the venv's Python,
+which is what `.venv/bin/python` names)."""
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def blocks(language):
+    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+
+
+def minicb_commands():
+    """Every `.venv/bin/python -m minicb ...` line of the README's shell blocks, comment removed."""
+    lines = [line for block in blocks("(?:bash|sh)") for line in block.splitlines()]
+    return [shlex.split(line, comments=True) for line in lines if line.startswith(".venv/bin/python -m minicb")]
+
+
+def test_the_readme_has_commands_to_run():
+    assert {argv[3] for argv in minicb_commands()} >= {"chat", "generate", "demo", "bench"}
+
+
+@pytest.mark.parametrize("argv", minicb_commands(), ids=lambda argv: " ".join(argv[3:6]))
+def test_each_readme_command_works_as_written(argv, smollm2):
+    result = subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                            input="What is the capital of France?\n\n")      # chat: one question, then an empty line
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    if argv[3] == "chat":
+        assert "> The capital of France is Paris" in result.stdout, result.stdout
+    if argv[3] == "generate":
+        prompt = argv[argv.index("--prompt") + 1]
+        assert result.stdout.startswith(f"{prompt!r} -> '"), result.stdout
+    if argv[3] == "bench":
+        assert "paged" in result.stdout and "out tok/s" in result.stdout, result.stdout
+
+
+def test_the_readme_python_examples_run_in_order(tmp_path):
+    """The examples build on each other (the second uses the first's path), so they run as one script."""
+    script = "\n".join(blocks("python"))
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "'requests': 2" in result.stdout, result.stdout         # llm.last_run.summary() of two prompts
