@@ -96,13 +96,14 @@ def specialize(launch: Launch, arch: int):
     backend = make_backend(target)
     binder = create_function_from_signature(kernel.signature, kernel.params, backend)
     bound, specialization, options = binder(*launch.args, **launch.kwargs)
-    options, signature, constexprs, attrs = kernel._pack_args(backend, launch.kwargs, bound, specialization,
-                                                              options)
+    options, signature, constexprs, attrs = kernel._pack_args(
+        backend, launch.kwargs, bound, specialization, options)
     return ASTSource(kernel, signature, constexprs, attrs), target, options
 
 
 def compile_launch(launch: Launch, arch: int):
-    """Compile one recorded launch for sm_<arch>, specialized as a real launch would be."""
+    """Compile one recorded launch for sm_<arch>, specialized as a real launch
+    would be."""
     source, target, options = specialize(launch, arch)
     return triton.compile(source, target=target, options=options.__dict__)
 # ANCHOR_END: record
@@ -146,7 +147,8 @@ def check(launch: Launch, arch: int) -> Compiled:
 
 # ---------------------------------------------------------------- the cases
 # ANCHOR: cases
-def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16, splits=SPLITS):
+def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16,
+                    splits=SPLITS):
     """Every launch the engines make for one (dtype, head_dim, GQA group),
     with the layouts they use: caches with a layer axis, one layer's view
     passed in; packed q [tokens, H, d]; int32 metadata, int64 slot mapping."""
@@ -159,24 +161,32 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
     kv_heads, layers, rows = 2, 2, 4 * block_size * 64
     heads = kv_heads * group
     new = lambda *shape, dt=dtype: torch.zeros(*shape, dtype=dt)     # noqa: E731
-    k_cache, v_cache = new(layers, rows, kv_heads, head_dim), new(layers, rows, kv_heads, head_dim)
+    k_cache, v_cache = (new(layers, rows, kv_heads, head_dim),
+                        new(layers, rows, kv_heads, head_dim))
     ints = lambda values: torch.tensor(values, dtype=torch.int32)     # noqa: E731
     with recorded_launches() as launches:
-        for n in query_lens:                         # two sequences of n new tokens each
+        # two sequences of n new tokens each
+        for n in query_lens:
             q, context = new(2 * n, heads, head_dim), n + 40
             contiguous_attention(q[:n], k_cache[1], v_cache[1], context)
             padded = k_cache[1, :2 * 128].view(2, 128, kv_heads, head_dim)
-            padded_attention(q.view(2, n, heads, head_dim), padded, padded.clone(), context, ints([0, 3]))
+            padded_attention(q.view(2, n, heads, head_dim), padded, padded.clone(),
+                             context, ints([0, 3]))
             cu_seqlens, seq_lens = ints([0, n, 2 * n]), ints([context, context + 7])
-            ragged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, ints([0, 256]), n)
+            ragged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
+                             ints([0, 256]), n)
             tables = ints(range(2 * 8)).view(2, 8)
-            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, tables, block_size, n)
-            kv_write.store_kv_cache(q[:, :kv_heads], q[:, :kv_heads], k_cache[1], v_cache[1],
-                                    torch.arange(2 * n))
-        decode = new(2, heads, head_dim), ints([0, 1, 2]), ints([300, 40]), ints(range(2 * 32)).view(2, 32)
-        for num_splits in splits:                    # split-KV decode steps and their combine
+            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
+                            tables, block_size, n)
+            kv_write.store_kv_cache(q[:, :kv_heads], q[:, :kv_heads],
+                                    k_cache[1], v_cache[1], torch.arange(2 * n))
+        decode = (new(2, heads, head_dim), ints([0, 1, 2]), ints([300, 40]),
+                  ints(range(2 * 32)).view(2, 32))
+        # split-KV decode steps and their combine
+        for num_splits in splits:
             q, cu_seqlens, seq_lens, tables = decode
-            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens, tables, block_size, 1, num_splits)
+            paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
+                            tables, block_size, 1, num_splits)
     for launch in launches:
         launch.case = f"{str(dtype).removeprefix('torch.')} d={head_dim} gqa={group}"
     return launches

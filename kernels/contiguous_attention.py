@@ -19,11 +19,13 @@ from .tile import causal_tile
 def _contiguous_attention_kernel(
     Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
     num_queries, context_len, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     # One sequence whose keys all count: the tile starts at key 0.
-    causal_tile(Q, K, V, O, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    causal_tile(Q, K, V, O,
+                stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                 tl.program_id(0), num_queries, context_len, 0, context_len, scale,
                 GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
 # ANCHOR_END: kernel
@@ -39,7 +41,8 @@ def contiguous_attention(q, k_cache, v_cache, context_len):
     out = torch.empty_like(q)
     _contiguous_attention_kernel[tile_grid(opts, num_queries, num_heads)](
         q, k_cache, v_cache, out,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        out.stride(0), out.stride(1),
         num_queries, context_len, head_dim ** -0.5, **opts,
     )
     return out

@@ -10,15 +10,18 @@ import triton.language as tl
 
 # ANCHOR: kernel
 @triton.jit
-def _store_kv_kernel(K, V, K_CACHE, V_CACHE, SLOT_MAPPING, stride_k, stride_v, stride_cache,
+def _store_kv_kernel(K, V, K_CACHE, V_CACHE, SLOT_MAPPING,
+                     stride_k, stride_v, stride_cache,
                      ROW: tl.constexpr, BLOCK: tl.constexpr):
     token = tl.program_id(0)
     slot = tl.load(SLOT_MAPPING + token)
     offs = tl.arange(0, BLOCK)
     # ROW = kv_heads * head_dim values per token; a slot of -1 copies nothing.
     ok = offs < tl.where(slot >= 0, ROW, 0)
-    tl.store(K_CACHE + slot * stride_cache + offs, tl.load(K + token * stride_k + offs, mask=ok), mask=ok)
-    tl.store(V_CACHE + slot * stride_cache + offs, tl.load(V + token * stride_v + offs, mask=ok), mask=ok)
+    tl.store(K_CACHE + slot * stride_cache + offs,
+             tl.load(K + token * stride_k + offs, mask=ok), mask=ok)
+    tl.store(V_CACHE + slot * stride_cache + offs,
+             tl.load(V + token * stride_v + offs, mask=ok), mask=ok)
 # ANCHOR_END: kernel
 
 

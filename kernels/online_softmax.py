@@ -61,7 +61,8 @@ def launch_options(q, k_cache, num_queries, pack_heads=True):
     in one sequence."""
     if q.dtype not in SUPPORTED_DTYPES:
         raise ValueError(f"attention kernels support {SUPPORTED_DTYPES}, got {q.dtype}")
-    return tile_options(q.dtype, q.shape[-1], q.shape[-2] // k_cache.shape[-2], num_queries, pack_heads)
+    return tile_options(q.dtype, q.shape[-1], q.shape[-2] // k_cache.shape[-2],
+                        num_queries, pack_heads)
 
 
 def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
@@ -72,28 +73,33 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
     program, the layout before packing, for comparison only."""
     block_d = max(16, triton.next_power_of_2(head_dim))
     if block_d > 256:
-        raise ValueError(f"head_dim {head_dim} is larger than the kernels support (256)")
+        raise ValueError(
+            f"head_dim {head_dim} is larger than the kernels support (256)")
     fp32 = dtype.itemsize == 4
-    # Sizes where no kernel spills a register, read off the compile check (python -m
-    # minicb.kernels.compile_check --full: head dims 64, 80 and 128, sm_80 and sm_90, Triton
-    # 3.6 and 3.9; head dims above 128 passed one run for sm_90). An exact fp32 dot runs on
-    # the CUDA cores with its operands in registers, so fp32 tiles are short and get 8 warps.
-    # ptxas does not reliably spill less as tiles shrink: this is a table, not a formula.
+    # Sizes where no kernel spills a register, read off the compile check
+    # (python -m minicb.kernels.compile_check --full: head dims 64, 80 and 128,
+    # sm_80 and sm_90, Triton 3.6 and 3.9; head dims above 128 passed one run for
+    # sm_90). An exact fp32 dot runs on the CUDA cores with its operands in
+    # registers, so fp32 tiles are short and get 8 warps. ptxas does not reliably
+    # spill less as tiles shrink: this is a table, not a formula.
     if fp32:
         max_rows, block_n = (32 if block_d <= 128 else 16), 16
     else:
         max_rows, block_n = (64 if block_d <= 64 else 32), 32
     # The largest share of the group that fits a tile and divides the group evenly.
-    heads = max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0) if pack_heads else 1
+    heads = (max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0)
+             if pack_heads else 1)
     block_m = min(max_rows, max(16, triton.next_power_of_2(heads * num_queries)))
     num_warps = 8 if fp32 or block_m == 64 else 4
     return dict(
-        GROUP=group, HEADS=heads, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, HEAD_DIM=head_dim,
+        GROUP=group, HEADS=heads,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_D=block_d, HEAD_DIM=head_dim,
         # fp32 tl.dot defaults to tf32 on a GPU; "ieee" keeps fp32 exact enough
         # to match the PyTorch reference and transformers token for token.
         PRECISION="ieee" if fp32 else "tf32", num_warps=num_warps,
-        # Left to itself, ptxas may hold a kernel to fewer registers than it needs (80, say)
-        # to fit more blocks on a multiprocessor, and spill the rest to local memory.
+        # Left to itself, ptxas may hold a kernel to fewer registers than it needs
+        # (80, say) to fit more blocks on a multiprocessor, and spill the rest to
+        # local memory.
         maxnreg=255,
     )
 # ANCHOR_END: launch_options

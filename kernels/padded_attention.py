@@ -15,18 +15,22 @@ from .tile import causal_tile
 
 
 # ANCHOR: kernel
-@triton.jit(do_not_specialize=STEP_VARYING + ["stride_qb", "stride_ob"])      # both scale with num_queries
+# both scale with num_queries
+@triton.jit(do_not_specialize=STEP_VARYING + ["stride_qb", "stride_ob"])
 def _padded_attention_kernel(
-    Q, K, V, O, PAD_LENS,             # q/o [B, Lq, H, d]; k/v cache [B, T, KVH, d]; pad_lens [B]
+    # q/o [B, Lq, H, d]; k/v cache [B, T, KVH, d]; pad_lens [B]
+    Q, K, V, O, PAD_LENS,
     stride_qb, stride_qt, stride_qh, stride_kb, stride_kt, stride_kh,
     stride_ob, stride_ot, stride_oh,
     num_queries, context_len, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
-    row = tl.program_id(2)                   # the new axis: which sequence of the batch
-    pad = tl.load(PAD_LENS + row)            # the new bound: its keys start after its padding
-    causal_tile(Q + row * stride_qb, K + row * stride_kb, V + row * stride_kb, O + row * stride_ob,
+    row = tl.program_id(2)         # the new axis: which sequence of the batch
+    pad = tl.load(PAD_LENS + row)  # the new bound: its keys start after its padding
+    causal_tile(Q + row * stride_qb, K + row * stride_kb,
+                V + row * stride_kb, O + row * stride_ob,
                 stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                 tl.program_id(0), num_queries, context_len, pad, context_len, scale,
                 GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
@@ -40,13 +44,15 @@ def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
     batch, num_queries, num_heads, head_dim = q.shape
     check_cache(q, k_cache, v_cache, context_len)
     if pad_lens.shape != (batch,):
-        raise ValueError(f"pad_lens must have shape ({batch},), got {tuple(pad_lens.shape)}")
+        raise ValueError(
+            f"pad_lens must have shape ({batch},), got {tuple(pad_lens.shape)}")
     opts = launch_options(q, k_cache, num_queries)
     out = torch.empty_like(q)
     grid = (*tile_grid(opts, num_queries, num_heads), batch)
     _padded_attention_kernel[grid](
         q, k_cache, v_cache, out, pad_lens.to(device=q.device, dtype=torch.int32),
-        q.stride(0), q.stride(1), q.stride(2), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        q.stride(0), q.stride(1), q.stride(2),
+        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         out.stride(0), out.stride(1), out.stride(2),
         num_queries, context_len, head_dim ** -0.5, **opts,
     )

@@ -24,46 +24,58 @@ from .tile import attend_keys, key_range, store_rows, tile_queries
 # ANCHOR: tile
 @triton.jit
 def paged_tile(
-    Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [blocks * size, KVH, d]
+    # one sequence: q/o [Lq, H, d]; k/v cache [blocks * size, KVH, d]
+    Q, K, V, O,
     BLOCK_TABLE, block_size,          # this sequence's blocks, in order
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
     m_block, num_queries, context_len, first_key, key_end, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     """tile.causal_tile, but key j lives in block BLOCK_TABLE[j // block_size]
     at offset j % block_size. Returns each row's log-sum-exp (-inf where the
     row saw no key), its query and head, and which rows are real: split-KV
     stores them to combine its ranges."""
-    q, query, head, row_ok, kv_head = tile_queries(Q, stride_qt, stride_qh, m_block, num_queries,
-                                                   GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M)
+    q, query, head, row_ok, kv_head = tile_queries(
+        Q, stride_qt, stride_qh, m_block, num_queries,
+        GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M)
     m_i, l_i, acc = empty_rows(BLOCK_M, BLOCK_D)
-    start_key, stop_key = key_range(m_block, num_queries, context_len, first_key, key_end, HEADS, BLOCK_M, BLOCK_N)
+    start_key, stop_key = key_range(m_block, num_queries, context_len, first_key,
+                                    key_end, HEADS, BLOCK_M, BLOCK_N)
     for start in range(start_key, stop_key, BLOCK_N):
         keys = start + tl.arange(0, BLOCK_N)
-        block = tl.load(BLOCK_TABLE + keys // block_size, mask=keys < context_len, other=0)   # the one new line
-        m_i, l_i, acc = attend_keys(q, query, K, V, block * block_size + keys % block_size, keys, kv_head,
-                                    stride_kt, stride_kh, num_queries, context_len, first_key, key_end,
-                                    m_i, l_i, acc, scale, HEAD_DIM, BLOCK_D, PRECISION)
-    store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh, HEAD_DIM, BLOCK_D)
+        block = tl.load(BLOCK_TABLE + keys // block_size,   # the one new line
+                        mask=keys < context_len, other=0)
+        m_i, l_i, acc = attend_keys(
+            q, query, K, V, block * block_size + keys % block_size, keys, kv_head,
+            stride_kt, stride_kh, num_queries, context_len, first_key, key_end,
+            m_i, l_i, acc, scale, HEAD_DIM, BLOCK_D, PRECISION)
+    store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh,
+               HEAD_DIM, BLOCK_D)
     return m_i + tl.log(tl.maximum(l_i, 1e-30)), query, head, row_ok
 # ANCHOR_END: tile
 
 
 # ANCHOR: kernel
-@triton.jit(do_not_specialize=["stride_table"])     # the block table's width changes every step
+# the block table's width changes every step
+@triton.jit(do_not_specialize=["stride_table"])
 def _paged_attention_kernel(
-    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,  # q/o [N, H, d]; k/v cache [blocks * size, KVH, d]
-    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, stride_table, block_size, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    # q/o [N, H, d]; k/v cache [blocks * size, KVH, d]
+    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    stride_table, block_size, scale,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
     if tl.program_id(0) * (BLOCK_M // HEADS) >= num_queries:
         return
     context_len = tl.load(SEQ_LENS + seq)
     paged_tile(Q + q_start * stride_qt, K, V, O + q_start * stride_ot,
-               BLOCK_TABLES + seq * stride_table, block_size,      # this sequence's block table
+               # this sequence's block table
+               BLOCK_TABLES + seq * stride_table, block_size,
                stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                tl.program_id(0), num_queries, context_len, 0, context_len, scale,
                GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
@@ -71,33 +83,46 @@ def _paged_attention_kernel(
 
 
 # ANCHOR: split_kernel
-@triton.jit(do_not_specialize=["stride_part", "stride_lse_part", "stride_table", "split_len"])
+@triton.jit(do_not_specialize=["stride_part", "stride_lse_part", "stride_table",
+                               "split_len"])
 def _paged_attention_split_kernel(
-    Q, K, V, O_PARTS, LSE_PARTS, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,  # parts: [splits, N, H, (d)]
-    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, stride_part, stride_lse_part,
-    stride_lse_t, stride_table, block_size, split_len, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    # parts: [splits, N, H, (d)]
+    Q, K, V, O_PARTS, LSE_PARTS, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES,
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    stride_part, stride_lse_part, stride_lse_t,
+    stride_table, block_size, split_len, scale,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     split = tl.program_id(0)
-    seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)       # few enough queries for one tile
+    # few enough queries for one tile
+    seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
     context_len = tl.load(SEQ_LENS + seq)
-    first_key = split * split_len                                 # this program's range of keys
+    # this program's range of keys
+    first_key = split * split_len
     lse, query, head, row_ok = paged_tile(
-        Q + q_start * stride_qt, K, V, O_PARTS + split * stride_part + q_start * stride_ot,
-        BLOCK_TABLES + seq * stride_table, block_size, stride_qt, stride_qh, stride_kt, stride_kh, stride_ot,
-        stride_oh, 0, num_queries, context_len, first_key, tl.minimum(context_len, first_key + split_len),
-        scale, GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+        Q + q_start * stride_qt, K, V,
+        O_PARTS + split * stride_part + q_start * stride_ot,
+        BLOCK_TABLES + seq * stride_table, block_size,
+        stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+        0, num_queries, context_len, first_key,
+        tl.minimum(context_len, first_key + split_len), scale,
+        GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
     # log of the softmax denominator over this range's keys, for the combine kernel
-    tl.store(LSE_PARTS + split * stride_lse_part + (q_start + query) * stride_lse_t + head, lse, mask=row_ok)
+    tl.store(
+        LSE_PARTS + split * stride_lse_part + (q_start + query) * stride_lse_t + head,
+        lse, mask=row_ok)
 # ANCHOR_END: split_kernel
 
 
 # ANCHOR: combine_kernel
 @triton.jit(do_not_specialize=["num_splits", "stride_part", "stride_lse_part"])
 def _combine_splits_kernel(
-    O_PARTS, LSE_PARTS, O, num_splits,                # parts [splits, N, H, d], lse [splits, N, H]; o [N, H, d]
-    stride_part, stride_pt, stride_ph, stride_lse_part, stride_lse_t, stride_ot, stride_oh,
+    # parts [splits, N, H, d], lse [splits, N, H]; o [N, H, d]
+    O_PARTS, LSE_PARTS, O, num_splits,
+    stride_part, stride_pt, stride_ph, stride_lse_part, stride_lse_t,
+    stride_ot, stride_oh,
     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_S: tl.constexpr,
 ):
     """Row (token program_id(0), head program_id(1)): each split's output
@@ -107,21 +132,22 @@ def _combine_splits_kernel(
     lse = tl.load(LSE_PARTS + splits * stride_lse_part + token * stride_lse_t + head,
                   mask=splits < num_splits, other=float("-inf"))
     top = tl.max(lse, 0)
-    weight = tl.exp(lse - tl.where(top == float("-inf"), 0.0, top))   # a range with no key weighs 0
+    # a range with no key weighs 0
+    weight = tl.exp(lse - tl.where(top == float("-inf"), 0.0, top))
     total = tl.sum(weight, 0)
     weight = weight / tl.where(total == 0.0, 1.0, total)
     ok = (splits[:, None] < num_splits) & (offs_d[None, :] < HEAD_DIM)
-    parts = tl.load(O_PARTS + splits[:, None] * stride_part + token * stride_pt + head * stride_ph
-                    + offs_d[None, :], mask=ok, other=0.0)
+    parts = tl.load(O_PARTS + splits[:, None] * stride_part + token * stride_pt
+                    + head * stride_ph + offs_d[None, :], mask=ok, other=0.0)
     out = tl.sum(weight[:, None] * parts, 0)
-    tl.store(O + token * stride_ot + head * stride_oh + offs_d, out.to(O.dtype.element_ty),
-             mask=offs_d < HEAD_DIM)
+    tl.store(O + token * stride_ot + head * stride_oh + offs_d,
+             out.to(O.dtype.element_ty), mask=offs_d < HEAD_DIM)
 # ANCHOR_END: combine_kernel
 
 
 # ANCHOR: wrapper
-def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size, max_query_len=None,
-                    num_splits=None, pack_heads=True):
+def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
+                    block_size, max_query_len=None, num_splits=None, pack_heads=True):
     """q [N, H, d] packed as in stage 4; k/v cache [num_blocks * block_size, KVH, d];
     block_tables [S, max blocks] int32 (entries past a sequence's end are ignored).
     num_splits: split each context into that many key ranges (decode steps
@@ -131,12 +157,14 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, b
     num_heads, head_dim = q.shape[1], q.shape[2]
     check_cache(q[:0], k_cache, v_cache, 0)
     if k_cache.shape[0] % block_size:
-        raise ValueError(f"cache of {k_cache.shape[0]} rows is not whole blocks of {block_size}")
+        raise ValueError(
+            f"cache of {k_cache.shape[0]} rows is not whole blocks of {block_size}")
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     opts = launch_options(q, k_cache, max_query_len, pack_heads)
-    num_splits = num_splits or choose_splits(q.device, len(seq_lens) * (num_heads // opts["HEADS"]),
-                                             block_tables.shape[1] * block_size, max_query_len)
+    num_splits = num_splits or choose_splits(
+        q.device, len(seq_lens) * (num_heads // opts["HEADS"]),
+        block_tables.shape[1] * block_size, max_query_len)
     args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
     if num_splits > 1:
         return split_kv(*args, num_splits, max_query_len, opts)
@@ -144,7 +172,8 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, b
     grid = (*tile_grid(opts, max_query_len, num_heads), len(seq_lens))
     _paged_attention_kernel[grid](
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_tables,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        out.stride(0), out.stride(1),
         block_tables.stride(0), block_size, head_dim ** -0.5, **opts,
     )
     return out
@@ -152,21 +181,26 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, b
 
 
 # ANCHOR: split_kv
-def split_kv(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size, num_splits,
-             max_query_len, opts):
+def split_kv(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size,
+             num_splits, max_query_len, opts):
     queries_per_tile = opts["BLOCK_M"] // opts["HEADS"]
     if max_query_len > queries_per_tile:
-        raise ValueError(f"split-KV serves decode-like steps; {max_query_len} queries in one sequence "
-                         f"is more than one tile holds ({queries_per_tile})")
+        raise ValueError(
+            f"split-KV serves decode-like steps; {max_query_len} queries in one "
+            f"sequence is more than one tile holds ({queries_per_tile})")
     num_heads, head_dim = q.shape[1], q.shape[2]
     max_context = block_tables.shape[1] * block_size
-    split_len = triton.cdiv(triton.cdiv(max_context, num_splits), opts["BLOCK_N"]) * opts["BLOCK_N"]
-    parts = torch.empty((num_splits, *q.shape), dtype=torch.float32, device=q.device)     # [splits, N, H, d]
-    lse = torch.empty((num_splits, q.shape[0], num_heads), dtype=torch.float32, device=q.device)
+    split_len = (triton.cdiv(triton.cdiv(max_context, num_splits), opts["BLOCK_N"])
+                 * opts["BLOCK_N"])
+    # [splits, N, H, d]
+    parts = torch.empty((num_splits, *q.shape), dtype=torch.float32, device=q.device)
+    lse = torch.empty((num_splits, q.shape[0], num_heads), dtype=torch.float32,
+                      device=q.device)
     grid = (num_splits, num_heads // opts["HEADS"], len(seq_lens))
     _paged_attention_split_kernel[grid](
         q, k_cache, v_cache, parts, lse, cu_seqlens_q, seq_lens, block_tables,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), parts.stride(1), parts.stride(2),
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        parts.stride(1), parts.stride(2),
         parts.stride(0), lse.stride(0), lse.stride(1), block_tables.stride(0),
         block_size, split_len, head_dim ** -0.5, **opts,
     )
@@ -181,14 +215,18 @@ def combine_splits(parts, lse, dtype):
     (-inf where it saw no key). Returns the attention over all keys [N, H, d]."""
     num_splits, num_tokens, num_heads, head_dim = parts.shape
     if lse.shape != parts.shape[:3]:
-        raise ValueError(f"lse {tuple(lse.shape)} does not match parts {tuple(parts.shape)}")
+        raise ValueError(
+            f"lse {tuple(lse.shape)} does not match parts {tuple(parts.shape)}")
     if parts.stride(-1) != 1 or lse.stride(-1) != 1:
         raise ValueError("the last axis of parts and of lse must be contiguous")
-    out = torch.empty((num_tokens, num_heads, head_dim), dtype=dtype, device=parts.device)
+    out = torch.empty((num_tokens, num_heads, head_dim), dtype=dtype,
+                      device=parts.device)
     _combine_splits_kernel[(num_tokens, num_heads)](
-        parts, lse, out, num_splits, parts.stride(0), parts.stride(1), parts.stride(2), lse.stride(0),
-        lse.stride(1), out.stride(0), out.stride(1), HEAD_DIM=head_dim,
-        BLOCK_D=triton.next_power_of_2(head_dim), BLOCK_S=triton.next_power_of_2(num_splits),
+        parts, lse, out, num_splits,
+        parts.stride(0), parts.stride(1), parts.stride(2), lse.stride(0), lse.stride(1),
+        out.stride(0), out.stride(1), HEAD_DIM=head_dim,
+        BLOCK_D=triton.next_power_of_2(head_dim),
+        BLOCK_S=triton.next_power_of_2(num_splits),
     )
     return out
 # ANCHOR_END: combine

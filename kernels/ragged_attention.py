@@ -26,17 +26,21 @@ def sequence_rows(CU_SEQLENS_Q):
 # ANCHOR: kernel
 @triton.jit
 def _ragged_attention_kernel(
-    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, SEQ_STARTS,    # q/o [N, H, d]; k/v cache [rows, KVH, d]
+    # q/o [N, H, d]; k/v cache [rows, KVH, d]
+    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, SEQ_STARTS,
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh, scale,
-    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PRECISION: tl.constexpr,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):
     seq, q_start, num_queries = sequence_rows(CU_SEQLENS_Q)
     if tl.program_id(0) * (BLOCK_M // HEADS) >= num_queries:
-        return                      # the grid is sized for the longest sequence; this one is shorter
+        # the grid is sized for the longest sequence; this one is shorter
+        return
     kv_start = tl.load(SEQ_STARTS + seq)
     context_len = tl.load(SEQ_LENS + seq)
-    causal_tile(Q + q_start * stride_qt, K + kv_start * stride_kt, V + kv_start * stride_kt, O + q_start * stride_ot,
+    causal_tile(Q + q_start * stride_qt, K + kv_start * stride_kt,
+                V + kv_start * stride_kt, O + q_start * stride_ot,
                 stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
                 tl.program_id(0), num_queries, context_len, 0, context_len, scale,
                 GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
@@ -44,7 +48,8 @@ def _ragged_attention_kernel(
 
 
 # ANCHOR: wrapper
-def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts,
+                     max_query_len=None):
     """q [N, H, d] packed; caches [rows, KVH, d]; cu_seqlens_q [S+1], seq_lens [S],
     seq_starts [S] int tensors. max_query_len: the longest sequence's new tokens
     (pass it to avoid a device sync). Returns [N, H, d]."""
@@ -57,7 +62,8 @@ def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, ma
     grid = (*tile_grid(opts, max_query_len, num_heads), len(seq_lens))
     _ragged_attention_kernel[grid](
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, seq_starts,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), out.stride(0), out.stride(1),
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        out.stride(0), out.stride(1),
         head_dim ** -0.5, **opts,
     )
     return out

@@ -53,13 +53,15 @@ def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
     for b in range(q.shape[0]):
         real_key = torch.arange(context_len, device=q.device) >= int(pad_lens[b])
         visible = causal & real_key[None, :]
-        out[b] = naive_attention(q[b], k_cache[b, :context_len], v_cache[b, :context_len], visible)
+        out[b] = naive_attention(q[b], k_cache[b, :context_len],
+                                 v_cache[b, :context_len], visible)
     return out
 # ANCHOR_END: padded_reference
 
 
 # ANCHOR: ragged_reference
-def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts,
+                     max_query_len=None):
     """Stage 4. Sequences packed without padding. q [N, H, d]: sequence s owns
     rows cu_seqlens_q[s]:cu_seqlens_q[s+1], its newest tokens. Its context of
     seq_lens[s] tokens (new ones included) lies in cache rows
@@ -71,7 +73,8 @@ def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, ma
         start, context_len = int(seq_starts[s]), int(seq_lens[s])
         keys = slice(start, start + context_len)
         visible = causal_visibility(q_hi - q_lo, context_len, q.device)
-        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[keys], v_cache[keys], visible)
+        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[keys],
+                                         v_cache[keys], visible)
     return out
 # ANCHOR_END: ragged_reference
 
@@ -86,17 +89,20 @@ def store_kv_cache(k, v, k_cache, v_cache, slot_mapping):
 
 
 # ANCHOR: paged_reference
-def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size,
-                    max_query_len=None):
+def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
+                    block_size, max_query_len=None):
     """Stage 5. Gather each sequence's blocks into a contiguous tensor, then
     attend as stage 4 does. k/v_cache [num_blocks * block_size, KVH, d]."""
     out = torch.empty_like(q)
     for s in range(len(seq_lens)):
-        q_lo, q_hi, context_len = int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1]), int(seq_lens[s])
+        q_lo, q_hi, context_len = (int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1]),
+                                   int(seq_lens[s]))
         positions = torch.arange(context_len, device=q.device)
-        rows = block_tables[s, positions // block_size].long() * block_size + positions % block_size
+        rows = (block_tables[s, positions // block_size].long() * block_size
+                + positions % block_size)
         visible = causal_visibility(q_hi - q_lo, context_len, q.device)
-        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[rows], v_cache[rows], visible)
+        out[q_lo:q_hi] = naive_attention(q[q_lo:q_hi], k_cache[rows],
+                                         v_cache[rows], visible)
     return out
 # ANCHOR_END: paged_reference
 
@@ -107,6 +113,6 @@ def combine_splits(parts, lse, dtype):
     its own keys; lse [splits, N, H]: the log of its softmax denominator (-inf:
     no key). Weighting split s by exp(lse_s - logsumexp(lse)), a softmax over
     the splits, gives the softmax over all keys; rows no split saw become 0."""
-    weights = torch.softmax(lse.float(), dim=0).nan_to_num(0.0)          # [splits, N, H]
+    weights = torch.softmax(lse.float(), dim=0).nan_to_num(0.0)  # [splits, N, H]
     return (weights[..., None] * parts.float()).sum(0).to(dtype)
 # ANCHOR_END: combine_reference

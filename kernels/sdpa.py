@@ -25,9 +25,11 @@ def attend(q, k, v, visible):
     """q [B, Lq, H, d], k/v [B, Lk, KVH, d], visible [B, Lq, Lk] bool -> [B, Lq, H, d].
 
     A query row that sees no key at all (a padding row) returns zeros."""
-    out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                         attn_mask=visible[:, None], enable_gqa=True)
-    return out.transpose(1, 2).nan_to_num(0.0)  # (some GPU kernels give nan for a row with no key)
+    out = F.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+        attn_mask=visible[:, None], enable_gqa=True)
+    # some GPU kernels give nan for a row with no key
+    return out.transpose(1, 2).nan_to_num(0.0)
 # ANCHOR_END: sdpa_attend
 
 
@@ -46,18 +48,24 @@ def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
 
 
 # ANCHOR: sdpa_packed
-def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts, max_query_len=None):
-    """Stage 4: sequence s's keys are cache rows seq_starts[s] + 0, 1, ..., seq_lens[s] - 1."""
+def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts,
+                     max_query_len=None):
+    """Stage 4: sequence s's keys are cache rows
+    seq_starts[s] + 0, 1, ..., seq_lens[s] - 1."""
     positions = torch.arange(int(seq_lens.max()), device=q.device)
     key_rows = seq_starts[:, None].long() + positions
-    key_rows = torch.where(positions < seq_lens[:, None], key_rows, 0)        # past its end: any real row
+    # past its end: any real row
+    key_rows = torch.where(positions < seq_lens[:, None], key_rows, 0)
     return packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows)
 
 
-def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size, max_query_len=None):
-    """Stage 5: sequence s's key j is at row block_tables[s, j // block_size] * block_size + j % block_size."""
+def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
+                    block_size, max_query_len=None):
+    """Stage 5: sequence s's key j is at row
+    block_tables[s, j // block_size] * block_size + j % block_size."""
     positions = torch.arange(int(seq_lens.max()), device=q.device)
-    key_rows = block_tables[:, positions // block_size].long() * block_size + positions % block_size
+    key_rows = (block_tables[:, positions // block_size].long() * block_size
+                + positions % block_size)
     return packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows)
 
 
@@ -67,10 +75,11 @@ def packed_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, key_rows):
     holds the cache row of each sequence's key j (any real row past its end)."""
     out = torch.empty_like(q)
     q_lens = cu_seqlens_q.diff()
-    for seqs in (q_lens == 1).nonzero()[:, 0], (q_lens > 1).nonzero()[:, 0]:      # decodes; prefill chunks
+    # decodes; prefill chunks
+    for seqs in (q_lens == 1).nonzero()[:, 0], (q_lens > 1).nonzero()[:, 0]:
         if len(seqs):
-            attend_group(q, out, k_cache, v_cache, cu_seqlens_q[seqs], q_lens[seqs], seq_lens[seqs],
-                         key_rows[seqs])
+            attend_group(q, out, k_cache, v_cache, cu_seqlens_q[seqs], q_lens[seqs],
+                         seq_lens[seqs], key_rows[seqs])
     return out
 
 
@@ -78,11 +87,14 @@ def attend_group(q, out, k_cache, v_cache, q_starts, q_lens, seq_lens, key_rows)
     """One SDPA call for a group of sequences, their queries padded to the longest."""
     offsets = torch.arange(int(q_lens.max()), device=q.device)
     real_query = offsets < q_lens[:, None]                                     # [S, Lq]
-    q_rows = q_starts[:, None].long() + torch.where(real_query, offsets, 0)   # padding repeats the first query
+    # padding repeats the first query
+    q_rows = q_starts[:, None].long() + torch.where(real_query, offsets, 0)
     keys = key_rows[:, :int(seq_lens.max())]
-    # A sequence's queries are its last tokens: query i sits at position seq_len - q_len + i.
+    # A sequence's queries are its last tokens: query i sits at position
+    # seq_len - q_len + i.
     q_positions = (seq_lens - q_lens)[:, None] + offsets
-    visible = torch.arange(keys.shape[1], device=q.device) <= q_positions[:, :, None]   # [S, Lq, Lk]
+    # [S, Lq, Lk]
+    visible = torch.arange(keys.shape[1], device=q.device) <= q_positions[:, :, None]
     result = attend(q[q_rows], k_cache[keys], v_cache[keys], visible)
     out[q_rows[real_query]] = result[real_query]
 # ANCHOR_END: sdpa_packed

@@ -20,7 +20,8 @@ from .online_softmax import attend_block, empty_rows, finish_rows
 # ANCHOR: pieces
 @triton.jit
 def tile_queries(Q, stride_qt, stride_qh, m_block, num_queries, GROUP: tl.constexpr,
-                 HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr):
+                 HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                 BLOCK_M: tl.constexpr):
     """The tile's rows: queries m_block * BLOCK_Q ..., each with query heads
     program_id(1) * HEADS .... Returns q [BLOCK_M, BLOCK_D], each row's query
     and head, which rows are real, and the one KV head all rows read."""
@@ -30,8 +31,9 @@ def tile_queries(Q, stride_qt, stride_qh, m_block, num_queries, GROUP: tl.conste
     head = tl.program_id(1) * HEADS + row % HEADS
     row_ok = (row < BLOCK_Q * HEADS) & (query < num_queries)
     offs_d = tl.arange(0, BLOCK_D)
-    q = tl.load(Q + query[:, None] * stride_qt + head[:, None] * stride_qh + offs_d[None, :],
-                mask=row_ok[:, None] & (offs_d[None, :] < HEAD_DIM), other=0.0)
+    q = tl.load(
+        Q + query[:, None] * stride_qt + head[:, None] * stride_qh + offs_d[None, :],
+        mask=row_ok[:, None] & (offs_d[None, :] < HEAD_DIM), other=0.0)
     return q, query, head, row_ok, tl.program_id(1) * HEADS // GROUP
 
 
@@ -55,8 +57,10 @@ def attend_keys(q, query, K, V, rows, keys, kv_head, stride_kt, stride_kh,
     kv_ok = (keys[:, None] < key_end) & (offs_d[None, :] < HEAD_DIM)
     k = tl.load(K + kv_off, mask=kv_ok, other=0.0)
     v = tl.load(V + kv_off, mask=kv_ok, other=0.0)
-    q_column = context_len - num_queries + query      # each row's query column in the cache
-    visible = (keys[None, :] >= first_key) & (keys[None, :] < key_end) & (keys[None, :] <= q_column[:, None])
+    # each row's query column in the cache
+    q_column = context_len - num_queries + query
+    visible = ((keys[None, :] >= first_key) & (keys[None, :] < key_end)
+               & (keys[None, :] <= q_column[:, None]))
     return attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
 
 
@@ -64,32 +68,40 @@ def attend_keys(q, query, K, V, rows, keys, kv_head, stride_kt, stride_kh,
 def store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh,
                HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
     offs_d = tl.arange(0, BLOCK_D)
-    tl.store(O + query[:, None] * stride_ot + head[:, None] * stride_oh + offs_d[None, :],
-             finish_rows(acc, l_i).to(O.dtype.element_ty), mask=row_ok[:, None] & (offs_d[None, :] < HEAD_DIM))
+    tl.store(
+        O + query[:, None] * stride_ot + head[:, None] * stride_oh + offs_d[None, :],
+        finish_rows(acc, l_i).to(O.dtype.element_ty),
+        mask=row_ok[:, None] & (offs_d[None, :] < HEAD_DIM))
 # ANCHOR_END: pieces
 
 
 # ANCHOR: tile
 @triton.jit
 def causal_tile(
-    Q, K, V, O,                       # one sequence: q/o [Lq, H, d]; k/v cache [T, KVH, d]
+    # one sequence: q/o [Lq, H, d]; k/v cache [T, KVH, d]
+    Q, K, V, O,
     stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
     m_block, num_queries, context_len, first_key, key_end, scale,
     GROUP: tl.constexpr,              # query heads per KV head (GQA)
     HEADS: tl.constexpr,              # query heads per program, all of one KV head
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     PRECISION: tl.constexpr,
 ):
     """The tile over keys [first_key, key_end) of a context_len-token cache
     whose key j is cache row j."""
-    q, query, head, row_ok, kv_head = tile_queries(Q, stride_qt, stride_qh, m_block, num_queries,
-                                                   GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M)
+    q, query, head, row_ok, kv_head = tile_queries(
+        Q, stride_qt, stride_qh, m_block, num_queries,
+        GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M)
     m_i, l_i, acc = empty_rows(BLOCK_M, BLOCK_D)
-    start_key, stop_key = key_range(m_block, num_queries, context_len, first_key, key_end, HEADS, BLOCK_M, BLOCK_N)
+    start_key, stop_key = key_range(m_block, num_queries, context_len, first_key,
+                                    key_end, HEADS, BLOCK_M, BLOCK_N)
     for start in range(start_key, stop_key, BLOCK_N):
         keys = start + tl.arange(0, BLOCK_N)
-        m_i, l_i, acc = attend_keys(q, query, K, V, keys, keys, kv_head, stride_kt, stride_kh,
-                                    num_queries, context_len, first_key, key_end, m_i, l_i, acc, scale,
-                                    HEAD_DIM, BLOCK_D, PRECISION)
-    store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh, HEAD_DIM, BLOCK_D)
+        m_i, l_i, acc = attend_keys(
+            q, query, K, V, keys, keys, kv_head, stride_kt, stride_kh,
+            num_queries, context_len, first_key, key_end, m_i, l_i, acc, scale,
+            HEAD_DIM, BLOCK_D, PRECISION)
+    store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh,
+               HEAD_DIM, BLOCK_D)
 # ANCHOR_END: tile

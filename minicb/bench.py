@@ -54,9 +54,12 @@ def warm_up(engine: LLMEngine):
     group = model.num_attention_heads // model.num_key_value_heads
     shortest = {}
     for prompt_len in range(1, 257):
-        shortest.setdefault(tile_options(dtype, model.head_dim, group, prompt_len)["BLOCK_M"], prompt_len)
+        shortest.setdefault(
+            tile_options(dtype, model.head_dim, group, prompt_len)["BLOCK_M"],
+            prompt_len)
     for prompt_len in shortest.values():  # each clipped to what the engine accepts
-        prompt_len = max(1, min(prompt_len, cfg.max_model_len - 2, cfg.max_num_batched_tokens))
+        prompt_len = max(1, min(prompt_len, cfg.max_model_len - 2,
+                                cfg.max_num_batched_tokens))
         engine.add_request([3] * prompt_len, SamplingParams(max_tokens=2))
         while engine.has_unfinished_requests():
             engine.step()

@@ -50,8 +50,8 @@ def copy_bandwidth(device, num_bytes=2**30) -> float:
 
 # ---------------------------------------------------------------- figure 1
 # ANCHOR: throughput_vs_spread
-def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options, batch_size,
-                         engine_options=None, seed=0, progress=None):
+def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options,
+                         batch_size, engine_options=None, seed=0, progress=None):
     """The Anyscale experiment: every request at once, output lengths
     exponential (mean 128 x scale) capped at each of ``caps``; minicb's
     engines and transformers' peers on the same checkpoint, in one run, with
@@ -60,11 +60,14 @@ def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, option
     kv_tokens = batch_size * options["max_model_len"]
     results = {}
     for cap in caps:
-        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, seed=seed)
-        runs = run_bench(path, engines, workload, engine_options, progress=progress, **options)
+        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap,
+                                   scale=scale, seed=seed)
+        runs = run_bench(path, engines, workload, engine_options, progress=progress,
+                         **options)
         for peer in peers:
             runs[peer] = run_peer(peer, path, workload, options.get("dtype", "float32"),
-                                  options.get("device") or default_device(), batch_size, kv_tokens)
+                                  options.get("device") or default_device(),
+                                  batch_size, kv_tokens)
             if progress is not None:
                 progress.update(1)
         results[cap] = runs
@@ -100,19 +103,24 @@ def scheduling_variants(chunk_sizes) -> dict:
     variants = {"prefill_first": dict(scheduling_policy="prefill_first"),
                 "mixed": dict(scheduling_policy="mixed")}
     for size in chunk_sizes:
-        variants[f"chunked {size}"] = dict(scheduling_policy="mixed", enable_chunked_prefill=True,
+        variants[f"chunked {size}"] = dict(scheduling_policy="mixed",
+                                           enable_chunked_prefill=True,
                                            max_num_batched_tokens=size)
     return variants
 
 
-def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps, seed=2, progress=None):
+def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps,
+                     seed=2, progress=None):
     """{preset: {variant: RunMetrics}} for the paged engine, requests arriving
     at ``qps`` (inf: all waiting at the start)."""
     results = {}
     for preset in presets:
-        workload = preset_workload(preset, num_requests=num_requests, scale=scale, qps=qps, seed=seed)
-        results[preset] = {name: run_bench(path, ["paged"], workload, progress=progress, **options, **variant)["paged"]
-                           for name, variant in scheduling_variants(chunk_sizes).items()}
+        workload = preset_workload(preset, num_requests=num_requests, scale=scale,
+                                   qps=qps, seed=seed)
+        results[preset] = {
+            name: run_bench(path, ["paged"], workload, progress=progress, **options,
+                            **variant)["paged"]
+            for name, variant in scheduling_variants(chunk_sizes).items()}
     return results
 # ANCHOR_END: knobs
 
@@ -139,7 +147,8 @@ def host_and_step_ms(run) -> dict:
 
 # ---------------------------------------------------------------- figure 6
 # ANCHOR: kernel_cases
-def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16, seed=0):
+def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device,
+                           block_size=16, seed=0):
     """One decode step's attention (one query per sequence, ``context`` keys
     each) laid out for every stage's kernel, the naive reference and PyTorch's
     SDPA (and stage 5 with one program per query head, the layout before GQA
@@ -147,12 +156,16 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
     must read and write at least (K, V, q and the output)."""
     triton_ops, reference = attention_ops("triton"), attention_ops("reference")
     g = torch.Generator(device="cpu").manual_seed(seed)
-    rand = lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dtype)   # noqa: E731
+    rand = lambda *shape: torch.randn(*shape, generator=g).to(  # noqa: E731
+        device=device, dtype=dtype)
     q = rand(batch, heads, head_dim)
-    k, v = rand(batch, context, kv_heads, head_dim), rand(batch, context, kv_heads, head_dim)
-    ints = lambda values: torch.tensor(values, dtype=torch.int32, device=device)           # noqa: E731
+    k, v = (rand(batch, context, kv_heads, head_dim),
+            rand(batch, context, kv_heads, head_dim))
+    ints = lambda values: torch.tensor(  # noqa: E731
+        values, dtype=torch.int32, device=device)
     cu_seqlens, seq_lens = ints(range(batch + 1)), ints([context] * batch)
-    flat_k, flat_v = k.reshape(batch * context, kv_heads, head_dim), v.reshape(batch * context, kv_heads, head_dim)
+    flat_k, flat_v = (k.reshape(batch * context, kv_heads, head_dim),
+                      v.reshape(batch * context, kv_heads, head_dim))
     # Paged: the same tokens, their blocks shuffled through the pool.
     blocks_per_seq = context // block_size
     order = torch.randperm(batch * blocks_per_seq, generator=g)
@@ -160,24 +173,32 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
     block_tables[order] = torch.arange(batch * blocks_per_seq, dtype=torch.int32)
     block_tables = block_tables.view(batch, blocks_per_seq).to(device)
     paged_k, paged_v = torch.empty_like(flat_k), torch.empty_like(flat_v)
-    rows = (block_tables.long()[:, :, None] * block_size + torch.arange(block_size, device=device)).reshape(-1)
+    rows = (block_tables.long()[:, :, None] * block_size
+            + torch.arange(block_size, device=device)).reshape(-1)
     paged_k[rows], paged_v[rows] = flat_k, flat_v
-    sdpa_q, sdpa_k, sdpa_v = q[:, :, None], k.transpose(1, 2), v.transpose(1, 2)          # [B, H, L, d]
+    # [B, H, L, d]
+    sdpa_q, sdpa_k, sdpa_v = q[:, :, None], k.transpose(1, 2), v.transpose(1, 2)
     cases = {
-        "stage 1 contiguous (per sequence)": lambda: [triton_ops.contiguous_attention(q[b:b + 1], k[b], v[b], context)
-                                                      for b in range(batch)],
-        "stage 2 padded": lambda: triton_ops.padded_attention(q[:, None], k, v, context, ints([0] * batch)),
-        "stage 4 ragged": lambda: triton_ops.ragged_attention(q, flat_k, flat_v, cu_seqlens, seq_lens,
-                                                   ints(range(0, batch * context, context)), 1),
-        "stage 5 paged": lambda: triton_ops.paged_attention(q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables,
-                                                 block_size, 1),
-        PER_HEAD: lambda: triton_ops.paged_attention(q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables,
-                                                     block_size, 1, pack_heads=False),
-        "naive reference": lambda: reference.padded_attention(q[:, None], k, v, context, ints([0] * batch)),
+        "stage 1 contiguous (per sequence)": lambda: [
+            triton_ops.contiguous_attention(q[b:b + 1], k[b], v[b], context)
+            for b in range(batch)],
+        "stage 2 padded": lambda: triton_ops.padded_attention(
+            q[:, None], k, v, context, ints([0] * batch)),
+        "stage 4 ragged": lambda: triton_ops.ragged_attention(
+            q, flat_k, flat_v, cu_seqlens, seq_lens,
+            ints(range(0, batch * context, context)), 1),
+        "stage 5 paged": lambda: triton_ops.paged_attention(
+            q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1),
+        PER_HEAD: lambda: triton_ops.paged_attention(
+            q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1,
+            pack_heads=False),
+        "naive reference": lambda: reference.padded_attention(
+            q[:, None], k, v, context, ints([0] * batch)),
         "torch SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(
             sdpa_q, sdpa_k, sdpa_v, enable_gqa=heads != kv_heads),
     }
-    num_bytes = attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype)["required"]
+    num_bytes = attention_bytes([1] * batch, [context] * batch, heads, kv_heads,
+                                head_dim, dtype)["required"]
     return cases, num_bytes
 # ANCHOR_END: kernel_cases
 
@@ -223,7 +244,8 @@ def decode_weight_bytes(model) -> int:
     table, of which it reads one row per token (unless tied to the lm_head)."""
     total = sum(p.numel() * p.element_size() for p in model.parameters())
     if not model.config.tie_word_embeddings:
-        total -= model.embed_tokens.weight.numel() * model.embed_tokens.weight.element_size()
+        total -= (model.embed_tokens.weight.numel()
+                  * model.embed_tokens.weight.element_size())
     return total
 
 
@@ -234,18 +256,24 @@ def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps
     the same work whether or not the host runs ahead (async scheduling)."""
     engine = LLMEngine(path, engine="paged", max_num_seqs=max(batch_sizes), **options)
     model = engine.model
-    kv_per_token = model.config.kv_bytes_per_token(model.embed_tokens.weight.element_size())
+    kv_per_token = model.config.kv_bytes_per_token(
+        model.embed_tokens.weight.element_size())
     weights, rows = decode_weight_bytes(model), []
     for batch in batch_sizes:
         steps = decode_steps_at(engine, batch, context, decode_steps + 1)
-        measured = statistics.median(b.started - a.started for a, b in zip(steps, steps[1:]))
-        steps = steps[:-1]                                  # the steps those intervals timed
-        kv_bytes = batch * (context + decode_steps / 2) * kv_per_token      # mean context over the steps
+        measured = statistics.median(b.started - a.started
+                                     for a, b in zip(steps, steps[1:]))
+        # the steps those intervals timed
+        steps = steps[:-1]
+        # mean context over the steps
+        kv_bytes = batch * (context + decode_steps / 2) * kv_per_token
         roofline = (weights + kv_bytes) / bandwidth
-        rows.append(dict(batch=batch, context=context, step_ms=1e3 * measured, roofline_ms=1e3 * roofline,
-                         ratio=measured / roofline, weight_bytes=weights, kv_bytes=int(kv_bytes),
-                         host_ms=1e3 * statistics.median(s.host_time for s in steps),
-                         forward_ms=1e3 * statistics.median(s.forward_time for s in steps)))
+        rows.append(dict(
+            batch=batch, context=context, step_ms=1e3 * measured,
+            roofline_ms=1e3 * roofline, ratio=measured / roofline,
+            weight_bytes=weights, kv_bytes=int(kv_bytes),
+            host_ms=1e3 * statistics.median(s.host_time for s in steps),
+            forward_ms=1e3 * statistics.median(s.forward_time for s in steps)))
     return rows
 # ANCHOR_END: roofline
 

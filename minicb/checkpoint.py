@@ -95,8 +95,8 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     dtype="bfloat16" there: the 8B shape is 16 GB in bf16)."""
     from transformers import LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
-    config_classes = {"llama": LlamaConfig, "mistral": MistralConfig, "qwen2": Qwen2Config,
-                      "qwen3": Qwen3Config}
+    config_classes = {"llama": LlamaConfig, "mistral": MistralConfig,
+                      "qwen2": Qwen2Config, "qwen3": Qwen3Config}
     if arch not in config_classes:
         raise ValueError(f"unknown arch {arch!r}; choose one of {list(config_classes)}")
     if shape != "tiny" and (shape not in SHAPES or arch != "llama"):
@@ -119,10 +119,12 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     dims.setdefault("max_position_embeddings", max_position_embeddings)
     hf_config = config_classes[arch](
         **dims, rms_norm_eps=1e-6, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, dtype=dtype)
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        dtype=dtype)
     hf_config.save_pretrained(path)
     tokenizer.save_pretrained(path)
-    weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed, torch_dtype)
+    weights = _random_weights(ModelConfig.from_hf(hf_config.to_dict()), seed,
+                              torch_dtype)
     save_file(weights, path / "model.safetensors", metadata={"format": "pt"})
     (path / RECIPE).write_text(json.dumps(recipe))
     return str(path)

@@ -144,25 +144,29 @@ def chat(args):
     params = sampling_params(args)
     first = [{"role": "system", "content": args.system}] if args.system else []
     messages = list(first)
-    print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.", flush=True)
+    print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.",
+          flush=True)
     try:
         while (line := read_line("> ")):
             turn = {"role": "user", "content": line}
             answer = try_answer(engine, messages + [turn], params)
             if isinstance(answer, ValueError) and len(messages) > len(first):
-                print("[the conversation outgrew max_model_len; starting a new one]", flush=True)
+                print("[the conversation outgrew max_model_len; starting a new one]",
+                      flush=True)
                 messages = list(first)
                 answer = try_answer(engine, messages + [turn], params)
-            if isinstance(answer, ValueError):         # this message alone cannot be served
+            # this message alone cannot be served
+            if isinstance(answer, ValueError):
                 print(f"[{answer}]", flush=True)
                 continue
             messages += [turn, {"role": "assistant", "content": answer}]
-    except KeyboardInterrupt:                      # Ctrl-C ends the chat, not with a traceback
+    except KeyboardInterrupt:  # Ctrl-C ends the chat, not with a traceback
         print(flush=True)
 
 
 def try_answer(engine, messages, params):
-    """The answer, streamed, or the ValueError that refused the prompt (e.g. too long)."""
+    """The answer, streamed, or the ValueError that refused the prompt (e.g. too
+    long)."""
     from .demo import chat_prompt
 
     try:
@@ -176,7 +180,8 @@ def stream_answer(engine, prompt, params) -> str:
     shown = ""
     for out in engine.stream(prompt, params):
         text = engine.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
-        if not text.endswith("\ufffd"):         # wait for the rest of a multi-byte character
+        # wait for the rest of a multi-byte character
+        if not text.endswith("\ufffd"):
             print(text[len(shown):], end="", flush=True)
             shown = text
     print(flush=True)

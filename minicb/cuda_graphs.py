@@ -43,23 +43,27 @@ class DecodeGraphs:
     the stage's attention object (a PagedBatch with max_query_len 1) on views
     of the static buffers."""
 
-    def __init__(self, model, make_attention, max_num_seqs, max_blocks, device, capture=True):
+    def __init__(self, model, make_attention, max_num_seqs, max_blocks, device,
+                 capture=True):
         self.model, self.make_attention, self.capture = model, make_attention, capture
         self.buckets = bucket_sizes(max_num_seqs)
         n = max_num_seqs
         self.input_ids = torch.zeros(n, dtype=torch.long, device=device)
         self.positions = torch.zeros(n, dtype=torch.long, device=device)
         self.slot_mapping = torch.full((n,), -1, dtype=torch.long, device=device)
-        self.cu_seqlens_q = torch.arange(n + 1, dtype=torch.int32, device=device)   # one query each, always
+        # one query each, always
+        self.cu_seqlens_q = torch.arange(n + 1, dtype=torch.int32, device=device)
         self.seq_lens = torch.ones(n, dtype=torch.int32, device=device)
-        self.block_tables = torch.zeros((n, max_blocks), dtype=torch.int32, device=device)
+        self.block_tables = torch.zeros((n, max_blocks), dtype=torch.int32,
+                                        device=device)
         self.graphs, self.outputs, self.pool = {}, {}, None
         if capture:
             for bucket in reversed(self.buckets):
                 self.record(bucket)
 
     def __call__(self, input_ids, positions, attn):
-        """The decode step's hidden states [n, hidden], as ``model(input_ids, positions, attn)``."""
+        """The decode step's hidden states [n, hidden], as
+        ``model(input_ids, positions, attn)``."""
         n = input_ids.shape[0]
         bucket = next(b for b in self.buckets if b >= n)
         self.fill(n, bucket, input_ids, positions, attn)
@@ -72,20 +76,24 @@ class DecodeGraphs:
         self.input_ids[:n].copy_(input_ids)
         self.positions[:n].copy_(positions)
         self.slot_mapping[:n].copy_(attn.slot_mapping)
-        self.slot_mapping[n:bucket].fill_(-1)             # padding rows store nothing...
+        # padding rows store nothing...
+        self.slot_mapping[n:bucket].fill_(-1)
         self.seq_lens[:n].copy_(attn.seq_lens)
-        self.seq_lens[n:bucket].fill_(1)                  # ...and read one key of whatever block 0 holds
+        # ...and read one key of whatever block 0 holds
+        self.seq_lens[n:bucket].fill_(1)
         width = attn.block_tables.shape[1]
         self.block_tables[:n, :width].copy_(attn.block_tables)
         self.block_tables[n:bucket].zero_()
 
     def forward(self, bucket):
-        attn = self.make_attention(self.slot_mapping[:bucket], self.cu_seqlens_q[:bucket + 1],
+        attn = self.make_attention(self.slot_mapping[:bucket],
+                                   self.cu_seqlens_q[:bucket + 1],
                                    self.seq_lens[:bucket], self.block_tables[:bucket])
         return self.model(self.input_ids[:bucket], self.positions[:bucket], attn)
 
     def record(self, bucket):
-        """Run once outside the graph (Triton compiles, allocations settle), then capture."""
+        """Run once outside the graph (Triton compiles, allocations settle), then
+        capture."""
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -94,15 +102,18 @@ class DecodeGraphs:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self.pool):
             self.outputs[bucket] = self.forward(bucket)
-        self.pool = graph.pool()                          # every bucket shares one memory pool
+        # every bucket shares one memory pool
+        self.pool = graph.pool()
         self.graphs[bucket] = graph
 # ANCHOR_END: decode_graphs
 
 
 # ANCHOR: with_decode_graphs
 def with_decode_graphs(engine_class):
-    """engine_class (stage 5's, or its async form) with decode steps replayed from CUDA graphs."""
-    return type(engine_class.__name__ + "WithDecodeGraphs", (DecodeGraphsEngine, engine_class), {})
+    """engine_class (stage 5's, or its async form) with decode steps replayed
+    from CUDA graphs."""
+    return type(engine_class.__name__ + "WithDecodeGraphs",
+                (DecodeGraphsEngine, engine_class), {})
 
 
 class DecodeGraphsEngine:
@@ -111,23 +122,29 @@ class DecodeGraphsEngine:
 
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.decode_graphs = self.make_decode_graphs(capture=str(config.device).startswith("cuda"))
+        self.decode_graphs = self.make_decode_graphs(
+            capture=str(config.device).startswith("cuda"))
 
     def forward(self, kind, ids, positions, attn):
         if kind == "decode":
-            return self.decode_graphs(ids, positions, attn)         # one replay instead of every launch
+            # one replay instead of every launch
+            return self.decode_graphs(ids, positions, attn)
         return super().forward(kind, ids, positions, attn)
 
     def make_decode_graphs(self, capture) -> DecodeGraphs:
         cfg = self.config
         # A partial, not a closure over self: the graphs must not keep the engine (and
         # its KV cache) alive after the engine is dropped.
-        make_attention = partial(decode_batch, self.k_cache, self.v_cache, self.ops, cfg.block_size)
+        make_attention = partial(decode_batch, self.k_cache, self.v_cache, self.ops,
+                                 cfg.block_size)
         max_blocks = -(-cfg.max_model_len // cfg.block_size)
-        return DecodeGraphs(self.model, make_attention, cfg.max_num_seqs, max_blocks, self.k_cache.device, capture)
+        return DecodeGraphs(self.model, make_attention, cfg.max_num_seqs, max_blocks,
+                            self.k_cache.device, capture)
 
 
-def decode_batch(k_cache, v_cache, ops, block_size, slot_mapping, cu_seqlens_q, seq_lens, block_tables):
+def decode_batch(k_cache, v_cache, ops, block_size, slot_mapping, cu_seqlens_q,
+                 seq_lens, block_tables):
     """A PagedBatch of decode steps (one query per sequence)."""
-    return PagedBatch(k_cache, v_cache, ops, slot_mapping, cu_seqlens_q, seq_lens, block_tables, block_size, 1)
+    return PagedBatch(k_cache, v_cache, ops, slot_mapping, cu_seqlens_q, seq_lens,
+                      block_tables, block_size, 1)
 # ANCHOR_END: with_decode_graphs

@@ -16,21 +16,27 @@ from .workload import Workload
 
 # ANCHOR: replay
 def replay(engine: LLMEngine, workload: Workload, use_tqdm=False) -> RunMetrics:
-    order = sorted(range(len(workload.prompts)), key=lambda i: workload.arrival_times[i])
-    pending = [(workload.arrival_times[i], workload.prompts[i], workload.params[i]) for i in order]
+    order = sorted(range(len(workload.prompts)),
+                   key=lambda i: workload.arrival_times[i])
+    pending = [(workload.arrival_times[i], workload.prompts[i], workload.params[i])
+               for i in order]
     requests, next_up = [], 0
     start = time.perf_counter()
-    with (tqdm(total=len(pending), desc=engine.config.engine, disable=not use_tqdm) as bar,
+    with (tqdm(total=len(pending), desc=engine.config.engine,
+               disable=not use_tqdm) as bar,
           engine.stage.measuring(bar) as steps):
         while next_up < len(pending) or engine.has_unfinished_requests():
             now = time.perf_counter() - start
             while next_up < len(pending) and pending[next_up][0] <= now:
                 arrival, prompt, params = pending[next_up]
-                request_id = engine.add_request(prompt, params, arrival_time=start + arrival)
-                requests.append(engine.requests[request_id])   # the engine lets go of it once done
+                request_id = engine.add_request(prompt, params,
+                                                arrival_time=start + arrival)
+                # the engine lets go of it once done
+                requests.append(engine.requests[request_id])
                 next_up += 1
             if not engine.step():
-                time.sleep(2e-4)               # nothing ready: wait for an arrival or a batch window
+                # nothing ready: wait for an arrival or a batch window
+                time.sleep(2e-4)
     wall_time = time.perf_counter() - start
     return RunMetrics.from_run(requests, steps, wall_time)
 # ANCHOR_END: replay

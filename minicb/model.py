@@ -43,8 +43,10 @@ class ModelConfig:
 
     # ANCHOR: kv_bytes
     def kv_bytes_per_token(self, bytes_per_value: int = 2) -> int:
-        """KV-cache bytes one token occupies: a K and a V vector per KV head, per layer."""
-        return 2 * self.num_hidden_layers * self.num_key_value_heads * self.head_dim * bytes_per_value
+        """KV-cache bytes one token occupies: a K and a V vector per KV head,
+        per layer."""
+        return (2 * self.num_hidden_layers * self.num_key_value_heads * self.head_dim
+                * bytes_per_value)
     # ANCHOR_END: kv_bytes
 
     @classmethod
@@ -154,7 +156,8 @@ class Attention(nn.Module):
         self.layer_idx = layer_idx
         self.num_heads, self.num_kv_heads, self.head_dim = (
             cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim)
-        q_size, kv_size = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        q_size, kv_size = (self.num_heads * self.head_dim,
+                           self.num_kv_heads * self.head_dim)
         self.q_proj = nn.Linear(cfg.hidden_size, q_size, bias=cfg.qkv_bias)
         self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.v_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
@@ -164,14 +167,15 @@ class Attention(nn.Module):
             self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
 
     def forward(self, x, cos, sin, attn):
-        n = x.shape[0]                                                       # x [N, hidden]
-        q = self.q_proj(x).view(n, self.num_heads, self.head_dim)           # [N, H, d]
-        k = self.k_proj(x).view(n, self.num_kv_heads, self.head_dim)        # [N, KVH, d]
+        n = x.shape[0]                                                # x [N, hidden]
+        q = self.q_proj(x).view(n, self.num_heads, self.head_dim)     # [N, H, d]
+        k = self.k_proj(x).view(n, self.num_kv_heads, self.head_dim)  # [N, KVH, d]
         v = self.v_proj(x).view(n, self.num_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-        out = attn(self.layer_idx, q, k, v)                                  # the stage's cache + kernel
+        # the stage's cache + kernel
+        out = attn(self.layer_idx, q, k, v)
         return self.o_proj(out.reshape(n, self.num_heads * self.head_dim))
 # ANCHOR_END: attention
 

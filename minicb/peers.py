@@ -75,7 +75,8 @@ def run_peer(name, path, workload: Workload, dtype="float32", device="cpu", batc
 # ANCHOR: hf_generate
 @torch.inference_mode()
 def hf_generate(model, workload: Workload, batch_size: int) -> PeerRun:
-    """Static batches through ``model.generate``; a batch runs to its longest request."""
+    """Static batches through ``model.generate``; a batch runs to its longest
+    request."""
     generate_batch_of(model, [[3] * 8], 4)                              # warm-up
     outputs, started = [], time.perf_counter()
     for first in range(0, len(workload.prompts), batch_size):
@@ -90,9 +91,12 @@ def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
     from transformers import GenerationConfig
 
     width = max(len(p) for p in prompts)
-    ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts], device=model.device)
-    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=model.device)
-    config = GenerationConfig(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens, do_sample=False,
+    ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts],
+                       device=model.device)
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts],
+                        device=model.device)
+    config = GenerationConfig(max_new_tokens=max_new_tokens,
+                              min_new_tokens=max_new_tokens, do_sample=False,
                               eos_token_id=None, pad_token_id=0)
     out = model.generate(ids, attention_mask=mask, generation_config=config)
     return out[:, width:].tolist()
@@ -107,13 +111,17 @@ def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
     from transformers import GenerationConfig
     from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
-    config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0, max_new_tokens=16)
+    config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0,
+                              max_new_tokens=16)
     # Blocks of 16 tokens, as minicb's, when it gets minicb's budget.
-    budget = ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16) if kv_tokens else None
-    manager = model.init_continuous_batching(generation_config=config,                # may switch to
-                                             continuous_batching_config=budget)      # flash attention
+    budget = (ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16)
+              if kv_tokens else None)
+    # may switch to flash attention
+    manager = model.init_continuous_batching(generation_config=config,
+                                             continuous_batching_config=budget)
     if torch.cuda.is_available() and hasattr(manager, "warmup"):
-        manager.warmup()                    # its CUDA graphs are captured before the clock starts
+        # its CUDA graphs are captured before the clock starts
+        manager.warmup()
     manager.start()
     try:
         run_manager(manager, [[3] * 8], [4])                            # warm-up
@@ -128,16 +136,17 @@ def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
 def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:
     ids = [f"peer-{time.perf_counter_ns()}-{i}" for i in range(len(prompts))]
     for request_id, prompt, n in zip(ids, prompts, lengths):
-        manager.add_request(input_ids=prompt, request_id=request_id, max_new_tokens=n)   # EOS -1: off
+        # EOS -1: off
+        manager.add_request(input_ids=prompt, request_id=request_id, max_new_tokens=n)
     done = {}
     while len(done) < len(ids):
         result = manager.get_result(timeout=timeout)
         if result is None:
-            raise RuntimeError(f"transformers' continuous batching stopped with {len(ids) - len(done)} "
-                               f"requests unfinished")
+            raise RuntimeError(f"transformers' continuous batching stopped with "
+                               f"{len(ids) - len(done)} requests unfinished")
         if getattr(result, "error", None) is not None:
-            raise RuntimeError(f"transformers' continuous batching failed request {result.request_id}: "
-                               f"{result.error}")
+            raise RuntimeError(f"transformers' continuous batching failed request "
+                               f"{result.request_id}: {result.error}")
         if result.is_finished():
             done[result.request_id] = list(result.generated_tokens)
     return [done[i] for i in ids]

@@ -9,15 +9,18 @@ def plot_occupancy(run, title, ax=None):
     token for a live request, white = the row was computed for nothing."""
     grid = run.occupancy_grid("decode")
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(14, 2 + grid.shape[0] * 0.12), 0.5 + grid.shape[1] * 0.3))
+        _, ax = plt.subplots(figsize=(min(14, 2 + grid.shape[0] * 0.12),
+                                      0.5 + grid.shape[1] * 0.3))
     shown = np.ma.masked_invalid(grid.T)
-    ax.imshow(shown, aspect="auto", cmap="Blues", vmin=0, vmax=1.2, interpolation="nearest")
+    ax.imshow(shown, aspect="auto", cmap="Blues", vmin=0, vmax=1.2,
+              interpolation="nearest")
     ax.set_xlabel("decode step")
     ax.set_ylabel("batch row")
     for step in batch_starts(run)[1:]:
         ax.axvline(step - 0.5, color="black", linewidth=1)
     wasted = int((grid == 0).sum())
-    ax.set_title(f"{title}: {wasted} of {int(np.isfinite(grid).sum())} row-steps wasted")
+    ax.set_title(f"{title}: {wasted} of {int(np.isfinite(grid).sum())} "
+                 "row-steps wasted")
     return ax
 # ANCHOR_END: occupancy
 

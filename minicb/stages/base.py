@@ -76,7 +76,8 @@ class Engine:
         Sample one token for each and append it; finished requests leave
         ``unfinished`` and tick the progress bar."""
         logits = self.model.compute_logits(hidden)
-        self.deliver(requests, self.sampler(logits, [r.params for r in requests], [r.generator for r in requests]))
+        self.deliver(requests, self.sampler(logits, [r.params for r in requests],
+                                            [r.generator for r in requests]))
     # ANCHOR_END: sample
 
     # ANCHOR: deliver
@@ -88,7 +89,8 @@ class Engine:
         for request, token in zip(requests, tokens):
             if isinstance(token, Exception):
                 request.fail(token, now)
-            elif not request.finished:         # (an aborted request may still get its last token)
+            # An aborted request may still get its last token.
+            elif not request.finished:
                 request.output_token_ids.append(token)
                 request.all_token_ids.append(token)
                 if request.metrics.first_token_time is None:
@@ -162,7 +164,8 @@ class Sampler:
         one request's failure must not cost the others their tokens."""
         if all(p.temperature == 0 for p in params):
             return logits.argmax(dim=-1).tolist()
-        return [self._sample_row_or_error(row, p, g) for row, p, g in zip(logits, params, generators)]
+        return [self._sample_row_or_error(row, p, g)
+                for row, p, g in zip(logits, params, generators)]
 
     def on_device(self, logits, params: list[SamplingParams], generators: list):
         """The same tokens as a tensor on logits' device, and {row: exception}
@@ -172,13 +175,14 @@ class Sampler:
             return logits.argmax(dim=-1), {}
         tokens = self(logits, params, generators)
         errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
-        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)], device=logits.device), errors
+        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)],
+                            device=logits.device), errors
 
     @classmethod
     def _sample_row_or_error(cls, logits, p: SamplingParams, generator):
         try:
             return cls._sample_row(logits, p, generator)
-        except Exception as error:                  # the request fails alone (Request.fail)
+        except Exception as error:      # the request fails alone (Request.fail)
             return error
 
     @staticmethod
@@ -216,7 +220,8 @@ class RunToCompletionEngine(Engine):
 
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.batch, self.running = [], None    # the current batch and its run_batch generator
+        # The current batch and its run_batch generator.
+        self.batch, self.running = [], None
 
     def step(self) -> list[Request]:
         while True:

@@ -31,7 +31,8 @@ class SlotManager:
 
     def __init__(self, num_slots: int, max_model_len: int):
         self.free_slots = deque(range(num_slots))
-        self.slot_of: dict[object, int] = {}           # request -> its slot (keyed by the request, not its id)
+        # request -> its slot (keyed by the request, not its id)
+        self.slot_of: dict[object, int] = {}
         self.max_model_len = max_model_len
 
     def can_allocate(self, request, num_tokens) -> bool:
@@ -60,14 +61,17 @@ class RaggedBatch:
     ops: object
     slot_mapping: torch.Tensor      # [N]: the cache row each new token's K/V goes to
     cu_seqlens_q: torch.Tensor      # [S + 1]: request s owns packed rows cu[s]:cu[s+1]
-    seq_lens: torch.Tensor          # [S]: tokens in each request's context, new ones included
+    # [S]: tokens in each request's context, new ones included
+    seq_lens: torch.Tensor
     seq_starts: torch.Tensor        # [S]: the cache row of each request's token 0
     max_query_len: int
 
     def __call__(self, layer, q, k, v):            # q [N, H, d]; k, v [N, KVH, d]
-        self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer], self.slot_mapping)
-        return self.ops.ragged_attention(q, self.k_cache[layer], self.v_cache[layer], self.cu_seqlens_q,
-                                         self.seq_lens, self.seq_starts, self.max_query_len)
+        self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],
+                                self.slot_mapping)
+        return self.ops.ragged_attention(
+            q, self.k_cache[layer], self.v_cache[layer], self.cu_seqlens_q,
+            self.seq_lens, self.seq_starts, self.max_query_len)
 # ANCHOR_END: attention_batch
 
 
@@ -77,12 +81,16 @@ class ContinuousEngine(IterationEngine):
 
     def make_kv_manager(self):
         cfg = self.config
-        self.k_cache, self.v_cache = self.new_kv_cache(cfg.max_num_seqs * cfg.max_model_len)
+        self.k_cache, self.v_cache = self.new_kv_cache(
+            cfg.max_num_seqs * cfg.max_model_len)
         return SlotManager(cfg.max_num_seqs, cfg.max_model_len)
 
-    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
-        seq_starts = [self.kv.slot_of[r] * self.config.max_model_len for r in batch.requests]
-        return RaggedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
+    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens,
+                           max_query_len):
+        seq_starts = [self.kv.slot_of[r] * self.config.max_model_len
+                      for r in batch.requests]
+        return RaggedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping,
+                           cu_seqlens_q, seq_lens,
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
 

@@ -59,7 +59,8 @@ class Scheduler:
         running = self.schedule_running(budget)
         budget -= sum(n for _, n in running)
         # Memory ran out this step: admitting now would only preempt again.
-        return ScheduledBatch(running + ([] if self.num_preemptions > preemptions else self.admit(budget)))
+        return ScheduledBatch(running + ([] if self.num_preemptions > preemptions
+                                         else self.admit(budget)))
 
     # ANCHOR: schedule_running
     def schedule_running(self, budget) -> list[tuple[Request, int]]:
@@ -119,7 +120,8 @@ class Scheduler:
         remaining = self.num_tokens(request) - request.num_computed_tokens
         # The second case: a preempted request whose prompt + output outgrew any one
         # step. Without chunks it would wait forever.
-        if self.config.enable_chunked_prefill or remaining > self.config.max_num_batched_tokens:
+        if self.config.enable_chunked_prefill or \
+                remaining > self.config.max_num_batched_tokens:
             return min(remaining, budget)
         return remaining if remaining <= budget else 0
     # ANCHOR_END: tokens_to_compute
@@ -184,7 +186,8 @@ class DeviceTimer:
 
     def __enter__(self):
         if self.cuda:
-            self.begin, self.end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self.begin, self.end = (torch.cuda.Event(enable_timing=True),
+                                    torch.cuda.Event(enable_timing=True))
             self.begin.record()
         self.started = time.perf_counter()
         return self
@@ -223,7 +226,8 @@ class IterationEngine(Engine):
         super().__init__(model, config)
         self.kv = self.make_kv_manager()
         self.scheduler = self.make_scheduler()
-        self.waiting = self.scheduler.waiting          # add_request/abort use the scheduler's queue
+        # add_request/abort use the scheduler's queue.
+        self.waiting = self.scheduler.waiting
 
     def make_scheduler(self) -> Scheduler:
         return Scheduler(self.config, self.kv)
@@ -235,7 +239,8 @@ class IterationEngine(Engine):
             return []
         with self.scheduler.undone_on_error(batch):
             step, logits = self.launch(batch, started)
-            tokens = self.sampler(logits, [r.params for r in step.sampled], [r.generator for r in step.sampled])
+            tokens = self.sampler(logits, [r.params for r in step.sampled],
+                                  [r.generator for r in step.sampled])
         return self.finish_step(step, tokens)
 
     def launch(self, batch, started):
@@ -245,28 +250,33 @@ class IterationEngine(Engine):
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
-        host_time = time.perf_counter() - started             # scheduling + building inputs
+        host_time = time.perf_counter() - started     # scheduling + building inputs
         with DeviceTimer(self.device) as forward_timer:
             hidden = self.forward(batch.kind, ids, positions, attn)
         self.scheduler.advance(batch)
-        # A request samples once all its tokens are computed (not after a partial prefill chunk).
-        ready = [i for i, r in enumerate(batch.requests) if r.num_computed_tokens == self.scheduler.num_tokens(r)]
-        logits = self.model.compute_logits(hidden[self.tensor([last_rows[i] for i in ready])])
-        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started, host_time, forward_timer,
-                            self.kv_usage(batch))
+        # A request samples once all its tokens are computed (not after a partial
+        # prefill chunk).
+        ready = [i for i, r in enumerate(batch.requests)
+                 if r.num_computed_tokens == self.scheduler.num_tokens(r)]
+        logits = self.model.compute_logits(
+            hidden[self.tensor([last_rows[i] for i in ready])])
+        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started,
+                            host_time, forward_timer, self.kv_usage(batch))
         return step, logits
 
     def finish_step(self, step, tokens) -> list:
         """The step's tokens are on the host: hand them out, log the step, and
         free the memory of the requests that finished."""
-        forward_time = step.forward_timer.seconds    # readable now: the device is done with the step
+        # Readable now: the device is done with the step.
+        forward_time = step.forward_timer.seconds
         delivered = self.deliver(step.sampled, tokens)
         rows, held, reserved = step.kv_usage
-        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started, kv_reserved=reserved,
-                    host_time=step.host_time, forward_time=forward_time)
+        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started,
+                    kv_reserved=reserved, host_time=step.host_time,
+                    forward_time=forward_time)
         for request in step.batch.requests:
             if request.finished:
-                self.scheduler.finish(request)       # its memory is free for the next step
+                self.scheduler.finish(request)   # its memory is free for the next step
         return delivered
 
     def release(self, request):
@@ -279,15 +289,16 @@ class IterationEngine(Engine):
         """Pack every scheduled request's new tokens into one flat batch."""
         ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
         for request, n in batch.entries:
-            start = request.num_computed_tokens               # position of the first new token
+            start = request.num_computed_tokens     # position of the first new token
             ids += self.input_ids(request, n)
             positions += range(start, start + n)
             slot_mapping += self.kv.cache_rows(request, start, n)
             cu_seqlens.append(cu_seqlens[-1] + n)
             seq_lens.append(start + n)
         t = self.tensor
-        attn = self.attention_metadata(batch, t(slot_mapping), t(cu_seqlens, torch.int32),
-                                       t(seq_lens, torch.int32), max(n for _, n in batch.entries))
+        attn = self.attention_metadata(
+            batch, t(slot_mapping), t(cu_seqlens, torch.int32),
+            t(seq_lens, torch.int32), max(n for _, n in batch.entries))
         last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
         return t(ids), t(positions), attn, last_rows
 

@@ -37,18 +37,22 @@ class TokensInFlight:
     on their way to the host for the requests."""
 
     def __init__(self, tokens: torch.Tensor, errors: dict):
-        self.on_device, self.errors = tokens, errors            # errors: {row: exception} (Sampler.on_device)
-        self.on_host = tokens.to("cpu", non_blocking=True)      # into pinned memory, queued behind the step
+        # errors: {row: exception} (Sampler.on_device)
+        self.on_device, self.errors = tokens, errors
+        # Into pinned memory, queued behind the step.
+        self.on_host = tokens.to("cpu", non_blocking=True)
         self.copied = None
         if tokens.is_cuda:
             self.copied = torch.cuda.Event()
             self.copied.record()
 
     def tolist(self) -> list:
-        # Wait for this copy only. A plain .tolist() would also wait for the step queued after it.
+        # Wait for this copy only. A plain .tolist() would also wait for the step
+        # queued after it.
         if self.copied is not None:
             self.copied.synchronize()
-        return [self.errors.get(i, token) for i, token in enumerate(self.on_host.tolist())]
+        return [self.errors.get(i, token)
+                for i, token in enumerate(self.on_host.tolist())]
 # ANCHOR_END: tokens_in_flight
 
 
@@ -58,14 +62,16 @@ class AsyncScheduler(PagedScheduler):
 
     def __init__(self, config, kv):
         super().__init__(config, kv)
-        self.in_flight = Counter()     # request -> tokens sampled on the device, not yet read back
+        # request -> tokens sampled on the device, not yet read back
+        self.in_flight = Counter()
 
     def num_tokens(self, request) -> int:
         return len(request.all_token_ids) + self.in_flight[request]
 
     def tokens_to_compute(self, request, budget) -> int:
-        if len(request.output_token_ids) + self.in_flight[request] >= request.params.max_tokens:
-            return 0                   # its final token is in flight: it finishes when that lands
+        if len(request.output_token_ids) + self.in_flight[request] >= \
+                request.params.max_tokens:
+            return 0    # its final token is in flight: it finishes when that lands
         return super().tokens_to_compute(request, budget)
 
     def finish(self, request):
@@ -79,7 +85,8 @@ class AsyncScheduler(PagedScheduler):
 class AsyncPagedEngine(PagedEngine):
     def __init__(self, model, config):
         super().__init__(model, config)
-        self.in_flight = None        # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
+        # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
+        self.in_flight = None
 
     def make_scheduler(self):
         return AsyncScheduler(self.config, self.kv)
@@ -92,37 +99,44 @@ class AsyncPagedEngine(PagedEngine):
         if previous is None:
             return []
         step, tokens = previous
-        self.scheduler.in_flight -= Counter(step.sampled)   # (drops the counts that reach 0)
+        # -= drops the counts that reach 0.
+        self.scheduler.in_flight -= Counter(step.sampled)
         return self.finish_step(step, tokens.tolist())     # waits for step N only
 
     def launch_async(self, batch, started):
         with self.scheduler.undone_on_error(batch):
             step, logits = self.launch(batch, started)
-            params, generators = [r.params for r in step.sampled], [r.generator for r in step.sampled]
+            params, generators = ([r.params for r in step.sampled],
+                                  [r.generator for r in step.sampled])
             tokens = TokensInFlight(*self.sampler.on_device(logits, params, generators))
         self.scheduler.in_flight.update(step.sampled)
         return step, tokens
 
     def input_ids(self, request, n):
         known = super().input_ids(request, n)
-        return known + [PENDING] * (n - len(known))     # the token in flight: prepare fills it in
+        # The token in flight: prepare fills it in.
+        return known + [PENDING] * (n - len(known))
 
     def prepare(self, batch):
-        """Stage 5's inputs, with each PENDING token taken from the step in flight, on the device."""
+        """Stage 5's inputs, with each PENDING token taken from the step in flight,
+        on the device."""
         ids, positions, attn, last_rows = super().prepare(batch)
         # A request's in-flight token is its last; a slice that stops short of it (a
         # recompute after preemption, run in chunks) has no PENDING row to fill.
         pending = [(row, r) for row, (r, n) in zip(last_rows, batch.entries)
-                   if self.scheduler.in_flight[r] and r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
+                   if self.scheduler.in_flight[r]
+                   and r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
         if pending:
             step, tokens = self.in_flight
             index = {request: i for i, request in enumerate(step.sampled)}
-            rows, picks = [row for row, _ in pending], [index[request] for _, request in pending]
+            rows, picks = ([row for row, _ in pending],
+                           [index[request] for _, request in pending])
             ids[self.tensor(rows)] = tokens.on_device[self.tensor(picks)]
         return ids, positions, attn, last_rows
 
     def deliver(self, requests, tokens):
-        """A request that finished or was aborted while its token was in flight drops that token."""
+        """A request that finished or was aborted while its token was in flight
+        drops that token."""
         live = [(r, token) for r, token in zip(requests, tokens) if not r.finished]
         return super().deliver([r for r, _ in live], [token for _, token in live])
 # ANCHOR_END: engine

@@ -35,18 +35,20 @@ from .iteration import IterationEngine, Scheduler
 class BlockManager:
     """Stage 5's KV memory: fixed-size blocks handed out as sequences grow."""
 
-    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = False):
+    def __init__(self, num_blocks: int, block_size: int,
+                 enable_prefix_caching: bool = False):
         self.num_blocks, self.block_size = num_blocks, block_size
         self.enable_prefix_caching = enable_prefix_caching
-        self.free_blocks = OrderedDict.fromkeys(range(num_blocks))   # oldest-freed first
+        self.free_blocks = OrderedDict.fromkeys(range(num_blocks))  # oldest-freed first
         self.ref_counts = [0] * num_blocks
         # Keyed by the request itself, not its id: a finished request's id may be
         # given to a new one while the old one's last step is still being read back.
-        self.block_tables: dict[object, list[int]] = {}              # request -> physical blocks
-        self.block_hashes: dict[object, list[int]] = {}              # request -> hashes of its full blocks
-        self.cached: dict[int, int] = {}                             # hash -> block holding those tokens
-        self.hash_of: dict[int, int] = {}                            # block -> its hash, if cached
-        self.prefix_hits = 0                                         # blocks reused from the cache
+        self.block_tables: dict[object, list[int]] = {}  # request -> physical blocks
+        # request -> hashes of its full blocks
+        self.block_hashes: dict[object, list[int]] = {}
+        self.cached: dict[int, int] = {}        # hash -> block holding those tokens
+        self.hash_of: dict[int, int] = {}       # block -> its hash, if cached
+        self.prefix_hits = 0                    # blocks reused from the cache
 
     def blocks_for(self, num_tokens: int) -> int:
         return math.ceil(num_tokens / self.block_size)
@@ -54,10 +56,12 @@ class BlockManager:
     def can_allocate(self, request, num_tokens) -> bool:
         """Could the request hold num_tokens tokens after this call to allocate?"""
         table = self.block_tables.get(request)
-        if table is None:                                  # new: cached prefix blocks come for free
+        if table is None:               # new: cached prefix blocks come for free
             hits = self.cached_prefix(request)
-            idle_hits = sum(self.ref_counts[b] == 0 for b in hits)   # on the free list, but will be taken
-            return self.blocks_for(num_tokens) - len(hits) <= len(self.free_blocks) - idle_hits
+            # On the free list, but will be taken.
+            idle_hits = sum(self.ref_counts[b] == 0 for b in hits)
+            return (self.blocks_for(num_tokens) - len(hits)
+                    <= len(self.free_blocks) - idle_hits)
         return self.blocks_for(num_tokens) - len(table) <= len(self.free_blocks)
 
     def allocate(self, request, num_tokens):
@@ -125,10 +129,13 @@ class BlockManager:
         in the cache, those whose tokens are all known on the host."""
         if not self.enable_prefix_caching:
             return
-        hashes, table, size = self.block_hashes[request], self.block_tables[request], self.block_size
+        hashes, table, size = (self.block_hashes[request], self.block_tables[request],
+                               self.block_size)
         tokens = request.all_token_ids
-        for i in range(len(hashes), min(request.num_computed_tokens, len(tokens)) // size):
-            hashes.append(hash((hashes[-1] if hashes else None, tuple(tokens[i * size:(i + 1) * size]))))
+        for i in range(len(hashes),
+                       min(request.num_computed_tokens, len(tokens)) // size):
+            hashes.append(hash((hashes[-1] if hashes else None,
+                                tuple(tokens[i * size:(i + 1) * size]))))
             if hashes[-1] not in self.cached and table[i] not in self.hash_of:
                 self.cached[hashes[-1]] = table[i]
                 self.hash_of[table[i]] = hashes[-1]
@@ -169,15 +176,17 @@ class PagedBatch:
     slot_mapping: torch.Tensor      # [N]: block * block_size + offset of each new token
     cu_seqlens_q: torch.Tensor      # [S + 1]
     seq_lens: torch.Tensor          # [S]
-    block_tables: torch.Tensor      # [S, max blocks]: each request's physical blocks, in order
+    # [S, max blocks]: each request's physical blocks, in order
+    block_tables: torch.Tensor
     block_size: int
     max_query_len: int
 
     def __call__(self, layer, q, k, v):
-        self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer], self.slot_mapping)
-        return self.ops.paged_attention(q, self.k_cache[layer], self.v_cache[layer], self.cu_seqlens_q,
-                                        self.seq_lens, self.block_tables, self.block_size,
-                                        self.max_query_len)
+        self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],
+                                self.slot_mapping)
+        return self.ops.paged_attention(
+            q, self.k_cache[layer], self.v_cache[layer], self.cu_seqlens_q,
+            self.seq_lens, self.block_tables, self.block_size, self.max_query_len)
 # ANCHOR_END: attention_batch
 
 
@@ -194,12 +203,15 @@ class PagedEngine(IterationEngine):
     def make_scheduler(self):
         return PagedScheduler(self.config, self.kv)
 
-    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
+    def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens,
+                           max_query_len):
         tables = [self.kv.block_tables[r] for r in batch.requests]
         width = max(len(t) for t in tables)
-        block_tables = self.tensor([t + [0] * (width - len(t)) for t in tables], torch.int32)
-        return PagedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping, cu_seqlens_q, seq_lens,
-                          block_tables, self.config.block_size, max_query_len)
+        block_tables = self.tensor([t + [0] * (width - len(t)) for t in tables],
+                                   torch.int32)
+        return PagedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping,
+                          cu_seqlens_q, seq_lens, block_tables,
+                          self.config.block_size, max_query_len)
 # ANCHOR_END: engine
 
     def check_request(self, request, label):

@@ -41,22 +41,25 @@ class SingleEngine(RunToCompletionEngine):
     name = "single"
 
     def next_batch(self):
-        return [self.waiting.popleft()] if self.waiting else []     # strictly in arrival order
+        # Strictly in arrival order.
+        return [self.waiting.popleft()] if self.waiting else []
 
     def run_batch(self, batch):
         [request] = batch
         request.metrics.first_scheduled_time = time.perf_counter()
         capacity = len(request.prompt_token_ids) + request.params.max_tokens
         cache = ContiguousKVCache(self, capacity)
-        # Its output too, if it runs again after an error; a copy, as the request's list grows.
+        # Its output too, if it runs again after an error;
+        # a copy, as the request's list grows.
         new_tokens, kind = list(request.all_token_ids), "prefill"
         while not request.finished:
             started = time.perf_counter()
             start = cache.context_len
             positions = self.tensor(range(start, start + len(new_tokens)))
-            hidden = self.model(self.tensor(new_tokens), positions, cache)      # [N, hidden]
+            # hidden: [N, hidden]
+            hidden = self.model(self.tensor(new_tokens), positions, cache)
             cache.advance(len(new_tokens))
-            self.sample([request], hidden[-1:])          # only the last position predicts
+            self.sample([request], hidden[-1:])     # only the last position predicts
             self.record(kind, [request.request_id], len(new_tokens),
                         [(request.request_id, cache.context_len, capacity)], started)
             yield [request]

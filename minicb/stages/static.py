@@ -58,13 +58,15 @@ class StaticEngine(RunToCompletionEngine):
         output length (custom batching): requests that will finish together
         share a batch, so fewer rows idle."""
         if self.config.bucket_by_length:
-            self.waiting = deque(sorted(self.waiting, key=lambda r: r.params.max_tokens))
+            self.waiting = deque(sorted(self.waiting,
+                                        key=lambda r: r.params.max_tokens))
         size = min(len(self.waiting), self.config.max_batch_size)
         return [self.waiting.popleft() for _ in range(size)]
     # ANCHOR_END: next_batch
 
     def run_batch(self, batch):
-        """A generator: one forward pass per next(), yielding the requests it advanced."""
+        """A generator: one forward pass per next(), yielding the requests it
+        advanced."""
         started = time.perf_counter()
         for request in batch:
             request.metrics.first_scheduled_time = started
@@ -72,13 +74,16 @@ class StaticEngine(RunToCompletionEngine):
         # again after a step raised (RunToCompletionEngine.step).
         longest = max(len(r.all_token_ids) for r in batch)
         pad_lens = [longest - len(r.all_token_ids) for r in batch]
-        capacity = longest + max(r.params.max_tokens - len(r.output_token_ids) for r in batch)  # reserved up front
+        # Reserved up front.
+        capacity = longest + max(r.params.max_tokens - len(r.output_token_ids)
+                                 for r in batch)
         cache = PaddedBatchKVCache(self, pad_lens, capacity)
 
         # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
         ids = [[0] * pad + r.all_token_ids for pad, r in zip(pad_lens, batch)]
         positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
-        yield self.forward_and_sample(batch, cache, ids, positions, "prefill", capacity, started)
+        yield self.forward_and_sample(batch, cache, ids, positions, "prefill",
+                                      capacity, started)
 
         # Decode until the longest request is done; finished rows ride along (one that
         # failed before its first token, on its prompt's last).
@@ -86,15 +91,18 @@ class StaticEngine(RunToCompletionEngine):
             started = time.perf_counter()
             ids = [[(r.output_token_ids or r.prompt_token_ids)[-1]] for r in batch]
             positions = [[cache.context_len - pad] for pad in pad_lens]
-            yield self.forward_and_sample(batch, cache, ids, positions, "decode", capacity, started)
+            yield self.forward_and_sample(batch, cache, ids, positions, "decode",
+                                          capacity, started)
 
     def forward_and_sample(self, batch, cache, ids, positions, kind, capacity, started):
         """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
         rows = [None if r.finished else r.request_id for r in batch]
         live = [i for i, row in enumerate(rows) if row is not None]
-        hidden = self.model(self.tensor(ids).flatten(), self.tensor(positions).flatten(), cache)
+        hidden = self.model(self.tensor(ids).flatten(),
+                            self.tensor(positions).flatten(), cache)
         cache.advance(len(ids[0]))
-        held = [(r.request_id, len(r.all_token_ids), capacity) for r in batch]    # real tokens now cached
+        # Real tokens now cached.
+        held = [(r.request_id, len(r.all_token_ids), capacity) for r in batch]
         last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
         self.sample([batch[i] for i in live], last[live])
         self.record(kind, rows, len(batch) * len(ids[0]), held, started)
