@@ -32,6 +32,18 @@ def main(argv=None):
     demo.add_argument("--max-batch-size", type=int, default=4)
     demo.add_argument("--max-tokens", type=int, default=48)
 
+    serve = commands.add_parser("serve", help="an OpenAI-compatible HTTP server over one stage")
+    serve.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
+    serve.add_argument("--engine", "--stage", default="paged", choices=list(STAGES))
+    serve.add_argument("--served-model-name", default=None,
+                       help="the name clients send as 'model' (default: --model)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--max-queued-requests", type=int, default=256,
+                       help="requests held at once, running and waiting; more get a 429 "
+                            "(default: %(default)s)")
+    add_engine_options(serve)
+
     bench = commands.add_parser("bench", help="replay one workload against several engines")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
     bench.add_argument("--engine", default="static,dynamic,continuous,paged",
@@ -66,6 +78,8 @@ def run_command(args):
         return bench_main(args)
     if args.command == "chat":
         return chat(args)
+    if args.command == "serve":
+        return serve(args)
     return generate(args)
 
 
@@ -116,6 +130,19 @@ def engine_options(args) -> dict:
     """The EngineConfig fields the flags set."""
     return {field.name: getattr(args, field.name) for field in dataclasses.fields(EngineConfig)
             if field.name not in NOT_ENGINE_FLAGS}
+
+
+def serve(args):
+    import uvicorn
+
+    from .llm import LLMEngine
+    from .server import make_app
+
+    if args.max_queued_requests < 1:
+        raise ValueError(f"max_queued_requests must be >= 1, got {args.max_queued_requests}")
+    engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
+    app = make_app(engine, args.served_model_name or args.model, args.max_queued_requests)
+    uvicorn.run(app, host=args.host, port=args.port)       # Ctrl-C: stops after the current step
 
 
 def sampling_params(args):

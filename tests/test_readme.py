@@ -1,10 +1,14 @@
 """The README's commands and Python examples, run as written: a new user copies them
 from there, so each must work in a fresh clone (CI runs this with the venv's Python,
 which is what `.venv/bin/python` names)."""
+import json
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,8 @@ def test_the_readme_has_commands_to_run():
     assert {argv[3] for argv in minicb_commands()} >= {"chat", "generate", "demo", "bench"}
 
 
-@pytest.mark.parametrize("argv", minicb_commands(), ids=lambda argv: " ".join(argv[3:6]))
+@pytest.mark.parametrize("argv", [a for a in minicb_commands() if a[3] != "serve"],
+                         ids=lambda argv: " ".join(argv[3:6]))
 def test_each_readme_command_works_as_written(argv, smollm2):
     result = subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=900,
                             input="What is the capital of France?\n\n")      # chat: one question, then an empty line
@@ -49,3 +54,28 @@ def test_the_readme_python_examples_run_in_order(tmp_path):
                             timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "'requests': 2" in result.stdout, result.stdout         # llm.last_run.summary() of two prompts
+
+
+def test_the_readme_server_answers_its_curl_example_and_stops_on_ctrl_c(smollm2):
+    [argv] = [a for a in minicb_commands() if a[3] == "serve"]
+    curl = re.search(r"curl -s (\S+) .*?-d '(.*?)'", README, re.S)
+    url, body = "http://" + curl.group(1), curl.group(2)
+    server = subprocess.Popen([sys.executable, *argv[1:]], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+            try:
+                urllib.request.urlopen(url.replace("/v1/chat/completions", "/health"), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.5)
+        request = urllib.request.Request(url, data=body.encode(), headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=300) as response:
+            answer = json.loads(response.read())
+        assert answer["choices"][0]["message"]["content"].strip(), answer
+    finally:
+        server.send_signal(signal.SIGINT)                  # what Ctrl-C sends
+        output = server.communicate(timeout=60)[0]
+    assert server.returncode == 0 and "Traceback" not in output, output

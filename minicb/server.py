@@ -1,0 +1,353 @@
+"""An OpenAI-compatible HTTP server over any stage: ``python -m minicb serve``.
+
+One thread owns the engine, the *engine loop*. The HTTP handlers never touch the
+engine: they put a new request (or an abort) on a thread-safe queue, and each
+request gets its outputs on a queue of its own. This is the shape of vLLM's and
+SGLang's servers, without their separate processes.
+
+FastAPI (on Starlette, served by uvicorn) handles the HTTP: request bodies are
+pydantic models, so a malformed field is refused before it reaches the engine,
+and a streamed answer is a generator of server-sent events whose cancellation
+(the client went away) aborts the request.
+"""
+import asyncio
+import json
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .sampling import SamplingParams
+
+
+# ANCHOR: engine_loop
+@dataclass
+class Submission:
+    """What the engine loop needs to start a request, and where its outputs go."""
+    prompt: str | list[int]
+    params: SamplingParams
+    outbox: asyncio.Queue                # StepOutputs, or a ValueError if refused
+    loop: asyncio.AbstractEventLoop      # the event loop that reads the outbox
+    request_id: str = ""
+
+    def __post_init__(self):
+        # Chosen here, not by the engine, so that an abort can name it at any time.
+        self.request_id = self.request_id or f"req-{uuid.uuid4().hex}"
+
+
+class EngineLoop:
+    """The one thread that calls the engine. New requests and aborts arrive on
+    ``inbox``; each step's outputs go to their requests' outboxes."""
+
+    def __init__(self, engine, max_queued: int = 256):
+        self.engine, self.max_queued = engine, max_queued
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.submissions: dict[str, Submission] = {}     # only this thread touches it
+        self.in_flight = 0                               # submitted, not yet finished
+        self.aborted = 0                                 # stopped before they finished
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.run, name="minicb-engine", daemon=True)
+
+    def try_submit(self, submission: Submission) -> bool:
+        """Queue a request unless the server already holds ``max_queued``
+        (running and waiting): then the caller answers 429, not the memory."""
+        with self.lock:
+            if self.in_flight >= self.max_queued:
+                return False
+            self.in_flight += 1
+        self.inbox.put(("add", submission))
+        return True
+
+    def abort(self, request_id: str):
+        self.inbox.put(("abort", request_id))
+
+    def run(self):
+        while True:
+            busy = self.engine.has_unfinished_requests()
+            try:      # take every new request and abort; wait for one only when idle
+                while True:
+                    command, item = self.inbox.get(block=not busy)
+                    if command == "stop":
+                        return
+                    self.handle(command, item)
+                    busy = True
+            except queue.Empty:
+                pass
+            outputs = self.engine.step()
+            for out in outputs:
+                self.deliver(out)
+            if not outputs:
+                time.sleep(1e-3)       # nothing ready (e.g. a batch window still open)
+
+    def handle(self, command, item):
+        if command == "add":
+            try:
+                self.engine.add_request(item.prompt, item.params, request_id=item.request_id)
+            except ValueError as error:                  # refused: nothing was queued
+                self.finished(item, error)
+                return
+            self.submissions[item.request_id] = item
+        elif command == "abort" and item in self.submissions:
+            self.engine.abort(item)
+            self.aborted += 1
+            self.finished(self.submissions.pop(item), None)
+
+    def deliver(self, out):
+        submission = self.submissions.get(out.request_id)
+        if submission is None:
+            return
+        submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, out)
+        if out.finished:
+            del self.submissions[out.request_id]
+            self.finished(submission, None)
+
+    def finished(self, submission, error):
+        with self.lock:
+            self.in_flight -= 1
+        if error is not None:
+            submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, error)
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self):
+        self.inbox.put(("stop", None))
+        self.thread.join()
+# ANCHOR_END: engine_loop
+
+
+# ---------------------------------------------------------------- the HTTP side
+def make_app(engine, model_name: str, max_queued: int = 256):
+    """The FastAPI app: OpenAI's completions, chat completions and models
+    endpoints, and a health check, over one EngineLoop."""
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse, StreamingResponse
+
+    from .demo import chat_prompt
+
+    loop_thread = EngineLoop(engine, max_queued)
+    app = FastAPI(title="minicb", lifespan=lifespan(loop_thread))
+    app.state.engine_loop = loop_thread
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_, error: RequestValidationError):
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"] if p != "body") or None
+        return openai_error(f"{field or 'body'}: {first['msg']}", field)
+
+    @app.get("/health")
+    async def health():
+        return {"status": "ok"}
+
+    @app.get("/v1/models")
+    async def models():
+        return {"object": "list", "data": [{"id": model_name, "object": "model", "created": 0,
+                                            "owned_by": "minicb"}]}
+
+    @app.post("/v1/completions")
+    async def completions(body: CompletionRequest, request: Request):
+        return await answer(body, body.prompt, "text_completion", request)
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(body: ChatRequest, request: Request):
+        messages = [m.model_dump() for m in body.messages]
+        return await answer(body, chat_prompt(engine.tokenizer, messages), "chat.completion", request)
+
+    async def answer(body, prompt, kind, request):
+        if body.model != model_name:
+            return openai_error(f"model {body.model!r} is not served here; this server has "
+                                f"{model_name!r}", "model")
+        prompt_len = len(prompt) if isinstance(prompt, list) else len(engine.tokenizer.encode(prompt))
+        # OpenAI's default for completions is 16 tokens; a chat answer may use the context.
+        default = 16 if kind == "text_completion" else max(1, engine.config.max_model_len - prompt_len)
+        try:
+            params = body.sampling_params(default)
+        except ValueError as error:
+            return openai_error(str(error), str(error).split()[0])
+        submission = Submission(prompt, params, asyncio.Queue(), asyncio.get_running_loop())
+        if not loop_thread.try_submit(submission):
+            return openai_error(f"the server holds {max_queued} requests already; retry later",
+                                None, status=429, kind="rate_limit_exceeded")
+        first = await submission.outbox.get()
+        if isinstance(first, Exception):                 # refused by the engine's checks
+            return openai_error(str(first), "prompt" if kind == "text_completion" else "messages")
+        answer = Answer(submission, kind, model_name, prompt_len,
+                        TokenStream(engine.tokenizer, body.stop_strings()), loop_thread)
+        if body.stream:
+            return StreamingResponse(answer.events(first), media_type="text/event-stream")
+        return await answer.whole(first)
+
+    return app
+
+
+def lifespan(engine_loop: EngineLoop):
+    """The engine loop runs while the server does: started before the first
+    request, stopped (after its current step) when uvicorn shuts down."""
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def running(app):
+        engine_loop.start()
+        yield
+        engine_loop.stop()
+    return running
+
+
+def openai_error(message, param, status=400, kind="invalid_request_error"):
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": None}},
+                        status_code=status)
+
+
+# ANCHOR: requests
+class Answerable(BaseModel):
+    """The fields completions and chat completions share (OpenAI's names, plus
+    vLLM's stop_token_ids, top_k and ignore_eos). A field of the wrong type or
+    range is refused with a 400 that names it."""
+    model_config = ConfigDict(strict=True, extra="ignore")
+    model: str
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float = Field(1.0, ge=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(-1, ge=-1)                     # -1 or 0: off
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    stop_token_ids: list[int] = []
+    ignore_eos: bool = False
+    n: int = Field(1, ge=1, le=1)                     # one answer per request
+    stream: bool = False
+
+    def stop_strings(self) -> list[str]:
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+
+    def sampling_params(self, default_max_tokens: int) -> SamplingParams:
+        return SamplingParams(max_tokens=self.max_tokens or default_max_tokens,
+                              temperature=self.temperature, top_p=self.top_p,
+                              top_k=max(self.top_k, 0), seed=self.seed,
+                              stop_token_ids=self.stop_token_ids,
+                              ignore_eos=self.ignore_eos)
+
+
+class CompletionRequest(Answerable):
+    prompt: str | list[int] = Field(min_length=1)
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+    role: str
+    content: str
+
+
+class ChatRequest(Answerable):
+    messages: list[Message] = Field(min_length=1)
+# ANCHOR_END: requests
+
+
+# ANCHOR: streaming
+class TokenStream:
+    """A request's text as its tokens arrive, cut at the first stop string. Text
+    is sent only when it cannot change: not while it ends in half a multi-byte
+    character, and not while its tail could be the start of a stop string."""
+
+    def __init__(self, tokenizer, stops: list[str]):
+        self.tokenizer, self.stops = tokenizer, stops
+        self.text, self.sent, self.stopped = "", 0, False
+
+    def add(self, out) -> bool:
+        """Take a request's latest StepOutput; True once a stop string appeared."""
+        text = self.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
+        cuts = [text.find(stop) for stop in self.stops if stop in text]
+        if cuts:
+            text, self.stopped = text[:min(cuts)], True
+        self.text = text
+        return self.stopped
+
+    def new_text(self, final: bool) -> str:
+        end = len(self.text)
+        if not final:
+            end -= max((len(s) - 1 for s in self.stops), default=0)   # may start a stop
+            while end > self.sent and self.text[end - 1] == "\ufffd":
+                end -= 1                                             # half a character
+        piece = self.text[self.sent:max(end, self.sent)]
+        self.sent += len(piece)
+        return piece
+
+
+@dataclass
+class Answer:
+    """One request's answer, in OpenAI's shapes: whole, or as server-sent events."""
+    submission: Submission
+    kind: str                      # "text_completion" or "chat.completion"
+    model: str
+    prompt_len: int
+    tokens: TokenStream
+    engine_loop: EngineLoop
+
+    async def outputs(self, first):
+        """The request's StepOutputs until it finishes or a stop string ends it.
+        If the reader goes away (the client disconnected), the request is aborted."""
+        out, done = first, False
+        try:
+            while True:
+                done = out.finished
+                yield out
+                if done or self.tokens.stopped:
+                    return
+                out = await self.submission.outbox.get()
+        finally:
+            if not done:                  # a stop string, or nobody is reading any more
+                self.engine_loop.abort(self.submission.request_id)
+
+    async def whole(self, first):
+        last = first
+        async for last in self.outputs(first):
+            self.tokens.add(last)
+        if last.finish_reason == "error":
+            return openai_error(last.error, None, status=500, kind="server_error")
+        text, reason = self.tokens.new_text(final=True), self.finish_reason(last)
+        choice = ({"text": text} if self.kind == "text_completion"
+                  else {"message": {"role": "assistant", "content": text}})
+        return dict(self.envelope(self.kind), choices=[dict(index=0, finish_reason=reason, **choice)],
+                    usage=self.usage(last))
+
+    async def events(self, first):
+        chunk = "text_completion" if self.kind == "text_completion" else "chat.completion.chunk"
+        if self.kind != "text_completion":
+            yield self.event(chunk, {"role": "assistant", "content": ""}, None)
+        async for out in self.outputs(first):
+            self.tokens.add(out)
+            final = out.finished or self.tokens.stopped
+            text = self.tokens.new_text(final)
+            if text:
+                yield self.event(chunk, text, None)
+            if final:
+                yield self.event(chunk, "", self.finish_reason(out))
+        yield "data: [DONE]\n\n"
+
+    def event(self, chunk, content, reason) -> str:
+        if chunk == "text_completion":
+            choice = {"text": content}
+        else:
+            choice = {"delta": content if isinstance(content, dict) else {"content": content}}
+        body = dict(self.envelope(chunk), choices=[dict(index=0, finish_reason=reason, **choice)])
+        return f"data: {json.dumps(body)}\n\n"
+
+    def envelope(self, kind) -> dict:
+        prefix = "cmpl" if self.kind == "text_completion" else "chatcmpl"
+        return dict(id=f"{prefix}-{self.submission.request_id}", object=kind, created=int(time.time()),
+                    model=self.model)
+
+    def finish_reason(self, out) -> str:
+        if self.tokens.stopped or out.finish_reason in ("stop", "eos"):
+            return "stop"
+        return out.finish_reason or "stop"
+
+    def usage(self, out) -> dict:
+        n = len(out.output_token_ids)
+        return dict(prompt_tokens=self.prompt_len, completion_tokens=n, total_tokens=self.prompt_len + n)
+# ANCHOR_END: streaming

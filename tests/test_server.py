@@ -1,0 +1,199 @@
+"""minicb serve, through the openai client people use and through raw HTTP: the
+answers are LLM.generate's, a dropped stream frees its request, bad input is a 400
+naming the field and costs nothing else, and too many requests get a 429."""
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from minicb import LLM, LLMEngine, SamplingParams
+
+openai = pytest.importorskip("openai")
+uvicorn = pytest.importorskip("uvicorn")
+
+NAME = "tiny"
+OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
+
+
+@contextlib.contextmanager
+def running_server(model, max_queued=256, **options):
+    from minicb.server import make_app
+
+    engine = LLMEngine(model, engine="paged", **{**OPTIONS, **options})
+    with socket.socket() as s:                     # a free port on the loopback interface
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = make_app(engine, NAME, max_queued)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", engine, app.state.engine_loop
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def server(checkpoints):
+    with running_server(checkpoints["llama"]) as running:
+        yield running
+
+
+def expected_text(model, prompts, max_tokens):
+    llm = LLM(model, engine="single", max_model_len=OPTIONS["max_model_len"])
+    outputs = llm.generate(prompts, SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+    return [llm.tokenizer.decode(o.output_token_ids, skip_special_tokens=True) for o in outputs]
+
+
+def client(url):
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+
+
+def post(url, path, body: bytes | dict):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def wait_until_idle(engine, timeout=30):
+    """The engine loop handles aborts at its next turn: give it that turn."""
+    deadline = time.monotonic() + timeout
+    while engine.requests or len(engine.stage.kv.free_blocks) != engine.stage.kv.num_blocks:
+        assert time.monotonic() < deadline, (list(engine.requests), len(engine.stage.kv.free_blocks))
+        time.sleep(0.05)
+
+
+def test_completions_whole_and_streamed_are_llm_generate(server, checkpoints):
+    url, engine, _ = server
+    prompts = ["Hello there", "Batching is"]
+    expected = expected_text(checkpoints["llama"], prompts, 12)
+    c = client(url)
+    extra = dict(temperature=0, max_tokens=12, extra_body={"ignore_eos": True})
+    for prompt, text in zip(prompts, expected):
+        whole = c.completions.create(model=NAME, prompt=prompt, **extra)
+        assert whole.choices[0].text == text and whole.choices[0].finish_reason == "length"
+        assert whole.usage.completion_tokens == 12
+        streamed = "".join(chunk.choices[0].text for chunk in
+                           c.completions.create(model=NAME, prompt=prompt, stream=True, **extra))
+        assert streamed == text
+    assert [m.id for m in c.models.list().data] == [NAME]
+
+
+def test_chat_whole_and_streamed_are_llm_generate(server, checkpoints):
+    from minicb.demo import chat_prompt
+
+    url, engine, _ = server
+    messages = [{"role": "user", "content": "What is batching?"}]
+    [text] = expected_text(checkpoints["llama"], [chat_prompt(engine.tokenizer, messages)], 10)
+    c = client(url)
+    extra = dict(temperature=0, max_tokens=10, extra_body={"ignore_eos": True})
+    whole = c.chat.completions.create(model=NAME, messages=messages, **extra)
+    assert whole.choices[0].message.content == text and whole.choices[0].message.role == "assistant"
+    chunks = list(c.chat.completions.create(model=NAME, messages=messages, stream=True, **extra))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(ch.choices[0].delta.content or "" for ch in chunks) == text
+    assert chunks[-1].choices[0].finish_reason == "length"
+
+
+def test_a_stop_string_ends_the_answer_before_it(server, checkpoints):
+    url, engine, _ = server
+    [text] = expected_text(checkpoints["llama"], ["Hello there"], 12)
+    stop = text[len(text) // 2:len(text) // 2 + 2]
+    assert stop and stop in text
+    c = client(url)
+    for stream in (False, True):
+        answer = c.completions.create(model=NAME, prompt="Hello there", temperature=0, max_tokens=12,
+                                      stop=[stop], stream=stream, extra_body={"ignore_eos": True})
+        got = "".join(ch.choices[0].text for ch in answer) if stream else answer.choices[0].text
+        assert got == text[:text.index(stop)]
+    wait_until_idle(engine)            # the request was aborted at the stop: its blocks are free
+
+
+def test_dropped_streams_free_their_requests_and_the_rest_complete(server, checkpoints):
+    url, engine, engine_loop = server
+    prompts = [f"Request number {i} says" for i in range(32)]
+    expected = expected_text(checkpoints["llama"], prompts, 24)
+    aborted_before = engine_loop.aborted
+
+    async def one(c, i):
+        # The dropped ones ask for many tokens, so that they are still running when dropped.
+        stream = await c.completions.create(model=NAME, prompt=prompts[i], temperature=0,
+                                            max_tokens=64 if i % 3 == 0 else 24,
+                                            stream=True, extra_body={"ignore_eos": True})
+        text = ""
+        async for chunk in stream:
+            text += chunk.choices[0].text
+            if i % 3 == 0 and len(text) > 0:          # a third of the clients go away mid-answer
+                await stream.close()
+                return None
+        return text
+
+    async def all_of_them():
+        c = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        return await asyncio.gather(*(one(c, i) for i in range(32)))
+
+    texts = asyncio.run(all_of_them())
+    for i, (text, want) in enumerate(zip(texts, expected)):
+        assert text == (None if i % 3 == 0 else want), i
+    wait_until_idle(engine)
+    assert not engine.has_unfinished_requests()
+    dropped = len(range(0, 32, 3))
+    assert engine_loop.aborted - aborted_before >= dropped // 2, engine_loop.aborted   # aborted, not run out
+
+
+@pytest.mark.parametrize("body,field", [
+    (b"{not json", None),
+    ({"model": "gpt-4", "prompt": "Hi"}, "model"),
+    ({"model": NAME, "prompt": "Hi", "max_tokens": 0}, "max_tokens"),
+    ({"model": NAME, "prompt": "Hi", "max_tokens": 10_000}, "prompt"),
+    ({"model": NAME, "prompt": "Hi", "temperature": -1}, "temperature"),
+    ({"model": NAME, "prompt": ""}, "prompt"),
+    ({"model": NAME, "prompt": "Hi", "max_tokens": "ten"}, "max_tokens"),
+    ({"model": NAME, "prompt": "Hi", "n": 2}, "n"),
+    ({"model": NAME}, "prompt"),
+])
+def test_bad_input_is_a_400_naming_the_field_and_costs_nothing(server, body, field):
+    url, engine, _ = server
+    status, answer = post(url, "/v1/completions", body)
+    assert status == 400 and answer["error"]["type"] == "invalid_request_error", answer
+    if field:
+        assert answer["error"]["param"] == field or answer["error"]["param"].startswith(field), answer
+    status, answer = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})
+    assert status == 200 and answer["choices"][0]["text"] is not None        # still serving
+    wait_until_idle(engine)
+
+
+def test_more_requests_than_the_server_holds_get_a_429(checkpoints):
+    with running_server(checkpoints["llama"], max_queued=2) as (url, engine, _):
+        async def one(c):
+            try:
+                await c.completions.create(model=NAME, prompt="Hi", max_tokens=60, temperature=0,
+                                           extra_body={"ignore_eos": True})
+                return 200
+            except openai.RateLimitError:
+                return 429
+
+        async def many():
+            c = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+            return await asyncio.gather(*(one(c) for _ in range(8)))
+
+        codes = asyncio.run(many())
+        assert codes.count(200) >= 2 and 429 in codes, codes
+        wait_until_idle(engine)
+        status, _ = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})
+        assert status == 200                                     # the bound frees as requests finish
