@@ -197,3 +197,29 @@ def test_more_requests_than_the_server_holds_get_a_429(checkpoints):
         wait_until_idle(engine)
         status, _ = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})
         assert status == 200                                     # the bound frees as requests finish
+
+
+def metric(url, name) -> float:
+    """A value from GET /metrics (Prometheus' text format), summed over its labels."""
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines()
+               if line.startswith(name) and not line.startswith("#"))
+
+
+def test_metrics_count_what_the_server_did(checkpoints):
+    with running_server(checkpoints["llama"]) as (url, engine, _):
+        for n in (3, 5):
+            status, _ = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": n,
+                                                     "ignore_eos": True})
+            assert status == 200
+        assert post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "top_p": 7})[0] == 400
+        wait_until_idle(engine)
+        assert metric(url, "minicb_requests_finished_total") == 2
+        assert metric(url, "minicb_generation_tokens_total") == 3 + 5
+        assert metric(url, "minicb_time_to_first_token_seconds_count") == 2
+        assert metric(url, "minicb_time_per_output_token_seconds_count") == 2
+        assert metric(url, 'minicb_requests_rejected_total{status="400"}') == 1
+        assert metric(url, "minicb_requests_running") == 0 and metric(url, "minicb_requests_waiting") == 0
+        assert metric(url, "minicb_kv_blocks_used") == 0
+        assert metric(url, "minicb_kv_blocks_free") == engine.stage.kv.num_blocks
