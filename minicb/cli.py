@@ -1,6 +1,7 @@
 """Command line: ``python -m minicb generate|chat|demo|bench ...``."""
 import argparse
 import dataclasses
+import sys
 import typing
 
 from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
@@ -9,6 +10,10 @@ from .workload import PRESETS
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["bench", "serve"]:             # a client of any server, with its own flags
+        from .bench_serve import main as bench_serve_main
+        return bench_serve_main(argv[2:])
     parser = argparse.ArgumentParser(prog="minicb", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -44,7 +49,8 @@ def main(argv=None):
                             "(default: %(default)s)")
     add_engine_options(serve)
 
-    bench = commands.add_parser("bench", help="replay one workload against several engines")
+    bench = commands.add_parser("bench", help="replay one workload against several engines "
+                                "('bench serve --help': measure an OpenAI-compatible server)")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
     bench.add_argument("--engine", default="static,dynamic,continuous,paged",
                        help=f"comma-separated, from {tuple(STAGES)}")

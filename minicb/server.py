@@ -254,7 +254,8 @@ def make_app(engine, model_name: str, max_queued: int = 256):
         if isinstance(first, Exception):                 # refused by the engine's checks
             return refuse(str(first), "prompt" if kind == "text_completion" else "messages")
         answer = Answer(submission, kind, model_name, prompt_len,
-                        TokenStream(engine.tokenizer, body.stop_strings()), loop_thread)
+                        TokenStream(engine.tokenizer, body.stop_strings()), loop_thread,
+                        bool((body.stream_options or {}).get("include_usage")))
         if body.stream:
             return StreamingResponse(answer.events(first), media_type="text/event-stream")
         return await answer.whole(first)
@@ -299,6 +300,7 @@ class Answerable(BaseModel):
     ignore_eos: bool = False
     n: int = Field(1, ge=1, le=1)                     # one answer per request
     stream: bool = False
+    stream_options: dict | None = None                # {"include_usage": true}: a last chunk
 
     def stop_strings(self) -> list[str]:
         return [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
@@ -365,6 +367,7 @@ class Answer:
     prompt_len: int
     tokens: TokenStream
     engine_loop: EngineLoop
+    include_usage: bool = False
 
     async def outputs(self, first):
         """The request's StepOutputs until it finishes or a stop string ends it.
@@ -397,14 +400,18 @@ class Answer:
         chunk = "text_completion" if self.kind == "text_completion" else "chat.completion.chunk"
         if self.kind != "text_completion":
             yield self.event(chunk, {"role": "assistant", "content": ""}, None)
-        async for out in self.outputs(first):
-            self.tokens.add(out)
-            final = out.finished or self.tokens.stopped
+        last = first
+        async for last in self.outputs(first):
+            self.tokens.add(last)
+            final = last.finished or self.tokens.stopped
             text = self.tokens.new_text(final)
             if text:
                 yield self.event(chunk, text, None)
             if final:
-                yield self.event(chunk, "", self.finish_reason(out))
+                yield self.event(chunk, "", self.finish_reason(last))
+        if self.include_usage:                # OpenAI's stream_options: a chunk with usage alone
+            body = dict(self.envelope(chunk), choices=[], usage=self.usage(last))
+            yield f"data: {json.dumps(body)}\n\n"
         yield "data: [DONE]\n\n"
 
     def event(self, chunk, content, reason) -> str:

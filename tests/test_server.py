@@ -223,3 +223,25 @@ def test_metrics_count_what_the_server_did(checkpoints):
         assert metric(url, "minicb_requests_running") == 0 and metric(url, "minicb_requests_waiting") == 0
         assert metric(url, "minicb_kv_blocks_used") == 0
         assert metric(url, "minicb_kv_blocks_free") == engine.stage.kv.num_blocks
+
+
+def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
+    from minicb.bench_serve import main as bench_serve
+    from minicb.workload import preset_workload
+
+    with running_server(checkpoints["llama"], max_model_len=256) as (url, engine, _):
+        out = tmp_path / "bench.json"
+        bench_serve(["--base-url", url, "--num-prompts", "12", "--scale", "0.0625", "--request-rate", "50",
+                     "--workload", "anyscale", "--seed", "3", "--out", str(out)])
+        wait_until_idle(engine)
+        numbers = json.loads(out.read_text())["results"]
+        asked = preset_workload("anyscale", num_requests=12, scale=0.0625, seed=3).output_lens
+        assert numbers["completed"] == 12 and numbers["failed"] == 0
+        assert numbers["total_output_tokens"] == sum(asked) == metric(url, "minicb_generation_tokens_total")
+        assert metric(url, "minicb_requests_finished_total") == 12
+        server_ttft = metric(url, "minicb_time_to_first_token_seconds_sum") / 12
+        client_ttft = numbers["mean_ttft_ms"] / 1e3
+        # The client's clock starts before the server's and stops after it, by about one
+        # round trip on the loopback interface.
+        assert server_ttft <= client_ttft + 0.005 and client_ttft - server_ttft < 0.25, (server_ttft, client_ttft)
+        assert 0 < numbers["median_tpot_ms"] and numbers["request_throughput"] > 0

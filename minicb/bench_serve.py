@@ -1,0 +1,177 @@
+"""``python -m minicb bench serve``: measure any OpenAI-compatible server the
+way ``vllm bench serve`` does.
+
+It replays a seeded workload (prompts as token ids, each asking for exactly its
+drawn length with ``ignore_eos``) against ``/v1/completions``, streamed, at a
+request rate, and reports completed and failed requests, throughput, and TTFT,
+TPOT, inter-token latency and end-to-end latency (mean, median, p99). The
+server may be minicb's, or vLLM's or SGLang's anywhere else.
+"""
+import argparse
+import asyncio
+import json
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .workload import PRESETS, preset_workload
+
+
+@dataclass
+class RequestResult:
+    ok: bool = False
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    ttft: float = 0.0
+    latency: float = 0.0
+    itl: list[float] = field(default_factory=list)      # gaps between streamed chunks
+    error: str = ""
+
+    @property
+    def tpot(self) -> float:
+        n = self.output_tokens - 1
+        return (self.latency - self.ttft) / n if n > 0 else 0.0
+
+
+# ANCHOR: send
+async def send(client, model, prompt, max_tokens) -> RequestResult:
+    """One streamed completion; times the first chunk, every gap, and the end."""
+    result, started = RequestResult(prompt_tokens=len(prompt)), time.perf_counter()
+    last = started
+    try:
+        stream = await client.completions.create(
+            model=model, prompt=prompt, max_tokens=max_tokens, temperature=0, stream=True,
+            stream_options={"include_usage": True}, extra_body={"ignore_eos": True})
+        async for chunk in stream:
+            now = time.perf_counter()
+            if chunk.choices and chunk.choices[0].text:
+                if not result.ttft:
+                    result.ttft = now - started
+                else:
+                    result.itl.append(now - last)
+                last = now
+            if chunk.usage:
+                result.output_tokens = chunk.usage.completion_tokens
+        result.latency = time.perf_counter() - started
+        result.ok = result.output_tokens == max_tokens
+        if not result.ok:
+            result.error = f"got {result.output_tokens} tokens, asked for {max_tokens}"
+    except Exception as error:                    # a failed request is counted, not fatal
+        result.error = f"{type(error).__name__}: {error}"
+    return result
+# ANCHOR_END: send
+
+
+def arrival_gaps(num_requests, request_rate, burstiness, seed) -> list[float]:
+    """Seconds before each request: Poisson at ``request_rate`` when burstiness
+    is 1, burstier below 1 and steadier above (gamma-distributed gaps with the
+    same mean, as vLLM's benchmark draws them); all at once for an infinite rate."""
+    if math.isinf(request_rate):
+        return [0.0] * num_requests
+    rng = np.random.default_rng(seed)
+    return rng.gamma(burstiness, 1.0 / (request_rate * burstiness), size=num_requests).tolist()
+
+
+async def replay(base_url, model, workload, gaps, max_concurrency=None, progress=None):
+    """Send every request at its time (at most ``max_concurrency`` at once)."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=f"{base_url.rstrip('/')}/v1", api_key="none", max_retries=0,
+                                timeout=3600)
+    limit = asyncio.Semaphore(max_concurrency or len(workload.prompts))
+
+    async def one(prompt, max_tokens):
+        async with limit:
+            result = await send(client, model, prompt, max_tokens)
+        if progress is not None:
+            progress.update(1)
+        return result
+
+    tasks = []
+    for prompt, max_tokens, gap in zip(workload.prompts, workload.output_lens, gaps):
+        await asyncio.sleep(gap)
+        tasks.append(asyncio.create_task(one(prompt, max_tokens)))
+    return await asyncio.gather(*tasks)
+
+
+# ANCHOR: report
+def report(results: list[RequestResult], duration: float) -> dict:
+    """What vllm bench serve reports, over the requests that completed."""
+    done = [r for r in results if r.ok]
+
+    def stats(values, name):
+        values = [1e3 * v for v in values] or [math.nan]
+        return {f"mean_{name}_ms": statistics.fmean(values), f"median_{name}_ms": statistics.median(values),
+                f"p99_{name}_ms": float(np.percentile(values, 99))}
+
+    output_tokens = sum(r.output_tokens for r in done)
+    return dict(completed=len(done), failed=len(results) - len(done), duration_s=duration,
+                request_throughput=len(done) / duration, output_throughput=output_tokens / duration,
+                total_token_throughput=(output_tokens + sum(r.prompt_tokens for r in done)) / duration,
+                total_input_tokens=sum(r.prompt_tokens for r in done), total_output_tokens=output_tokens,
+                **stats([r.ttft for r in done], "ttft"),
+                **stats([r.tpot for r in done if r.output_tokens > 1], "tpot"),
+                **stats([gap for r in done for gap in r.itl], "itl"),
+                **stats([r.latency for r in done], "e2el"))
+# ANCHOR_END: report
+
+
+def format_report(numbers: dict) -> str:
+    lines = []
+    for key, value in numbers.items():
+        shown = f"{value:.2f}" if isinstance(value, float) else str(value)
+        lines.append(f"{key.replace('_', ' '):<28} {shown:>12}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minicb bench serve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server (default: %(default)s)")
+    parser.add_argument("--model", default=None, help="the name to send (default: the server's first model)")
+    parser.add_argument("--workload", default="anyscale", choices=list(PRESETS))
+    parser.add_argument("--num-prompts", type=int, default=64)
+    parser.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every length (e.g. 0.125 on a CPU)")
+    parser.add_argument("--request-rate", type=float, default=math.inf,
+                        help="requests per second (inf: all at once)")
+    parser.add_argument("--burstiness", type=float, default=1.0,
+                        help="1: Poisson arrivals; below 1 burstier, above 1 steadier")
+    parser.add_argument("--max-concurrency", type=int, default=None, help="requests in flight at most")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    if args.num_prompts < 1 or not args.request_rate > 0 or not args.burstiness > 0:
+        parser.exit(2, "minicb bench serve: error: --num-prompts, --request-rate and --burstiness must be > 0\n")
+    run(args)
+
+
+def run(args) -> dict:
+    import openai
+    from tqdm.auto import tqdm
+
+    model = args.model or openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key="none",
+                                        max_retries=0).models.list().data[0].id
+    workload = preset_workload(args.workload, num_requests=args.num_prompts, cap=args.cap, scale=args.scale,
+                               seed=args.seed)
+    gaps = arrival_gaps(args.num_prompts, args.request_rate, args.burstiness, args.seed)
+    with tqdm(total=args.num_prompts, desc="requests") as progress:
+        started = time.perf_counter()
+        results = asyncio.run(replay(args.base_url, model, workload, gaps, args.max_concurrency, progress))
+        duration = time.perf_counter() - started
+    numbers = report(results, duration)
+    print(format_report(numbers))
+    errors = sorted({r.error for r in results if not r.ok})
+    if errors:
+        print("failures:", *errors[:5], sep="\n  ")
+    result = dict(base_url=args.base_url, model=model, workload=workload.description,
+                  request_rate=args.request_rate, burstiness=args.burstiness,
+                  max_concurrency=args.max_concurrency, results=numbers)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2, default=str)
+            f.write("\n")
+        print(f"results: {args.out}")
+    return result
