@@ -436,3 +436,42 @@ class Answer:
         n = len(out.output_token_ids)
         return dict(prompt_tokens=self.prompt_len, completion_tokens=n, total_tokens=self.prompt_len + n)
 # ANCHOR_END: streaming
+
+
+# ANCHOR: in_process
+class ServerThread:
+    """A server on a free loopback port, in a thread of this process: for tests
+    and notebooks that want a real HTTP server beside their own code.
+
+        with ServerThread(LLMEngine(path, engine="paged"), "tiny") as server:
+            ...  # server.url, server.engine_loop
+    """
+
+    def __init__(self, engine, model_name: str, max_queued: int = 256):
+        import socket
+
+        import uvicorn
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.app = make_app(engine, model_name, max_queued)
+        self.engine_loop = self.app.state.engine_loop
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError(f"the server on port {self.port} did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(timeout=60)
+# ANCHOR_END: in_process

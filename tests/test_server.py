@@ -4,18 +4,14 @@ naming the field and costs nothing else, and too many requests get a 429."""
 import asyncio
 import contextlib
 import json
-import socket
-import threading
 import time
 import urllib.error
 import urllib.request
 
+import openai
 import pytest
 
 from minicb import LLM, LLMEngine, SamplingParams
-
-openai = pytest.importorskip("openai")
-uvicorn = pytest.importorskip("uvicorn")
 
 NAME = "tiny"
 OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
@@ -23,25 +19,11 @@ OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
 
 @contextlib.contextmanager
 def running_server(model, max_queued=256, **options):
-    from minicb.server import make_app
+    from minicb.server import ServerThread
 
     engine = LLMEngine(model, engine="paged", **{**OPTIONS, **options})
-    with socket.socket() as s:                     # a free port on the loopback interface
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app = make_app(engine, NAME, max_queued)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", engine, app.state.engine_loop
-    finally:
-        server.should_exit = True
-        thread.join(timeout=60)
+    with ServerThread(engine, NAME, max_queued) as server:
+        yield server.url, engine, server.engine_loop
 
 
 @pytest.fixture(scope="module")
