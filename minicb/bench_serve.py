@@ -97,6 +97,25 @@ async def replay(base_url, model, workload, gaps, max_concurrency=None, progress
     return await asyncio.gather(*tasks)
 
 
+def measure(base_url, model, workload, request_rate, burstiness=1.0, max_concurrency=None, seed=0,
+            progress=None) -> dict:
+    """Replay ``workload`` against the server and return ``report``'s numbers.
+    The client's event loop runs in a thread of its own, so this works where
+    one is already running (a notebook)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    gaps = arrival_gaps(len(workload.prompts), request_rate, burstiness, seed)
+
+    def timed():
+        started = time.perf_counter()
+        results = asyncio.run(replay(base_url, model, workload, gaps, max_concurrency, progress))
+        return results, time.perf_counter() - started
+
+    with ThreadPoolExecutor(1) as pool:
+        results, duration = pool.submit(timed).result()
+    return report(results, duration) | {"errors": sorted({r.error for r in results if not r.ok})}
+
+
 # ANCHOR: report
 def report(results: list[RequestResult], duration: float) -> dict:
     """What vllm bench serve reports, over the requests that completed."""
@@ -156,14 +175,11 @@ def run(args) -> dict:
                                         max_retries=0).models.list().data[0].id
     workload = preset_workload(args.workload, num_requests=args.num_prompts, cap=args.cap, scale=args.scale,
                                seed=args.seed)
-    gaps = arrival_gaps(args.num_prompts, args.request_rate, args.burstiness, args.seed)
     with tqdm(total=args.num_prompts, desc="requests") as progress:
-        started = time.perf_counter()
-        results = asyncio.run(replay(args.base_url, model, workload, gaps, args.max_concurrency, progress))
-        duration = time.perf_counter() - started
-    numbers = report(results, duration)
+        numbers = measure(args.base_url, model, workload, args.request_rate, args.burstiness,
+                          args.max_concurrency, args.seed, progress)
+    errors = numbers.pop("errors")
     print(format_report(numbers))
-    errors = sorted({r.error for r in results if not r.ok})
     if errors:
         print("failures:", *errors[:5], sep="\n  ")
     result = dict(base_url=args.base_url, model=model, workload=workload.description,

@@ -49,6 +49,9 @@ class EngineLoop:
         self.in_flight = 0                               # submitted, not yet finished
         self.aborted = 0                                 # stopped before they finished
         self.metrics = None                              # a ServerMetrics, if serving
+        # A fast tokenizer may not be used by two threads at once ("Already borrowed"):
+        # the engine encodes prompts here, the handlers encode and decode there.
+        self.tokenizer_lock = threading.Lock()
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.run, name="minicb-engine", daemon=True)
 
@@ -77,7 +80,10 @@ class EngineLoop:
                     busy = True
             except queue.Empty:
                 pass
-            outputs = self.engine.step()
+            try:
+                outputs = self.engine.step()
+            except Exception as error:           # a bug: fail what is live, keep serving
+                outputs = self.fail_all(error)
             for out in outputs:
                 self.deliver(out)
             if not outputs:
@@ -86,7 +92,8 @@ class EngineLoop:
     def handle(self, command, item):
         if command == "add":
             try:
-                self.engine.add_request(item.prompt, item.params, request_id=item.request_id)
+                with self.tokenizer_lock:
+                    self.engine.add_request(item.prompt, item.params, request_id=item.request_id)
             except ValueError as error:                  # refused: nothing was queued
                 self.finished(item, error)
                 return
@@ -97,6 +104,17 @@ class EngineLoop:
             if self.metrics:
                 self.metrics.aborted.inc()
             self.finished(self.submissions.pop(item), None)
+
+    def fail_all(self, error) -> list:
+        """Every live request ends with the error as its message."""
+        from .request import StepOutput
+
+        outputs = []
+        for request_id in list(self.submissions):
+            self.engine.abort(request_id)
+            outputs.append(StepOutput(request_id, [], [], True, "error",
+                                      error=f"{type(error).__name__}: {error}"))
+        return outputs
 
     def deliver(self, out):
         submission = self.submissions.get(out.request_id)
@@ -233,13 +251,16 @@ def make_app(engine, model_name: str, max_queued: int = 256):
     @app.post("/v1/chat/completions")
     async def chat_completions(body: ChatRequest, request: Request):
         messages = [m.model_dump() for m in body.messages]
-        return await answer(body, chat_prompt(engine.tokenizer, messages), "chat.completion", request)
+        with loop_thread.tokenizer_lock:
+            prompt = chat_prompt(engine.tokenizer, messages)
+        return await answer(body, prompt, "chat.completion", request)
 
     async def answer(body, prompt, kind, request):
         if body.model != model_name:
             return refuse(f"model {body.model!r} is not served here; this server has "
                                 f"{model_name!r}", "model")
-        prompt_len = len(prompt) if isinstance(prompt, list) else len(engine.tokenizer.encode(prompt))
+        with loop_thread.tokenizer_lock:
+            prompt_len = len(prompt) if isinstance(prompt, list) else len(engine.tokenizer.encode(prompt))
         # OpenAI's default for completions is 16 tokens; a chat answer may use the context.
         default = 16 if kind == "text_completion" else max(1, engine.config.max_model_len - prompt_len)
         try:
@@ -254,7 +275,8 @@ def make_app(engine, model_name: str, max_queued: int = 256):
         if isinstance(first, Exception):                 # refused by the engine's checks
             return refuse(str(first), "prompt" if kind == "text_completion" else "messages")
         answer = Answer(submission, kind, model_name, prompt_len,
-                        TokenStream(engine.tokenizer, body.stop_strings()), loop_thread,
+                        TokenStream(engine.tokenizer, body.stop_strings(), loop_thread.tokenizer_lock),
+                        loop_thread,
                         bool((body.stream_options or {}).get("include_usage")))
         if body.stream:
             return StreamingResponse(answer.events(first), media_type="text/event-stream")
@@ -334,13 +356,14 @@ class TokenStream:
     is sent only when it cannot change: not while it ends in half a multi-byte
     character, and not while its tail could be the start of a stop string."""
 
-    def __init__(self, tokenizer, stops: list[str]):
-        self.tokenizer, self.stops = tokenizer, stops
+    def __init__(self, tokenizer, stops: list[str], lock):
+        self.tokenizer, self.stops, self.lock = tokenizer, stops, lock
         self.text, self.sent, self.stopped = "", 0, False
 
     def add(self, out) -> bool:
         """Take a request's latest StepOutput; True once a stop string appeared."""
-        text = self.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
+        with self.lock:
+            text = self.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
         cuts = [text.find(stop) for stop in self.stops if stop in text]
         if cuts:
             text, self.stopped = text[:min(cuts)], True

@@ -227,3 +227,23 @@ def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
         # round trip on the loopback interface.
         assert server_ttft <= client_ttft + 0.005 and client_ttft - server_ttft < 0.25, (server_ttft, client_ttft)
         assert 0 < numbers["median_tpot_ms"] and numbers["request_throughput"] > 0
+
+
+def test_a_failing_step_ends_the_live_requests_with_an_error_and_the_server_keeps_serving(checkpoints):
+    with running_server(checkpoints["llama"]) as (url, engine, _):
+        step = engine.step
+        calls = []
+
+        def broken_once():
+            calls.append(1)
+            if len(calls) == 1:
+                raise RuntimeError("a bug in a step")
+            return step()
+
+        engine.step = broken_once
+        status, answer = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 4})
+        assert status == 500 and "a bug in a step" in answer["error"]["message"], answer
+        wait_until_idle(engine)
+        status, answer = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 4,
+                                                       "ignore_eos": True})
+        assert status == 200 and answer["usage"]["completion_tokens"] == 4
