@@ -98,7 +98,8 @@ def main(args):
         print("\noutput tok/s in each round:")
         print(format_rounds(rounds))
     if args.out:
-        result = dict(model=str(model), workload=workload.description, options=options, threads=torch.get_num_threads(),
+        result = dict(model=str(model), workload=workload.description, options=options,
+                      engine_options=per_engine, threads=torch.get_num_threads(),
                       environment=environment(), machine=machine(),
                       rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")

@@ -57,7 +57,9 @@ def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, option
     engines and transformers' peers on the same checkpoint, in one run, with
     one KV budget (``batch_size`` rows of ``max_model_len`` tokens).
     Returns {cap: {name: RunMetrics or PeerRun}}; ``progress`` ticks per run."""
-    kv_tokens = batch_size * options["max_model_len"]
+    # Without a max_model_len, transformers sizes its own cache.
+    kv_tokens = (batch_size * options["max_model_len"] if options.get("max_model_len")
+                 else None)
     results = {}
     for cap in caps:
         workload = preset_workload("anyscale", num_requests=num_requests, cap=cap,

@@ -109,13 +109,15 @@ def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
     """transformers' continuous batching: one manager, every request added
     with its own max_new_tokens, results collected as they finish."""
     from transformers import GenerationConfig
-    from transformers.generation.configuration_utils import ContinuousBatchingConfig
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0,
                               max_new_tokens=16)
-    # Blocks of 16 tokens, as minicb's, when it gets minicb's budget.
-    budget = (ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16)
-              if kv_tokens else None)
+    budget = None
+    if kv_tokens:       # minicb's budget, in blocks of 16 (transformers 5.17+)
+        from transformers.generation.configuration_utils import (
+            ContinuousBatchingConfig)
+
+        budget = ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16)
     # may switch to flash attention
     manager = model.init_continuous_batching(generation_config=config,
                                              continuous_batching_config=budget)

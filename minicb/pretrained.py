@@ -121,10 +121,8 @@ def convert(source: Path, out: Path):
                if not (config.get("tie_word_embeddings") and name == "lm_head.weight")}
     save_file(weights, out / "model.safetensors", metadata={"format": "pt"})
     # safetensors writes its file for its owner alone; a cache shared by a class needs
-    # the permissions every other file here gets.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(out / "model.safetensors", 0o666 & ~umask)
+    # the permissions every other file here got (config.json: the umask's).
+    os.chmod(out / "model.safetensors", (out / "config.json").stat().st_mode & 0o777)
     files = {p.name: p.stat().st_size for p in out.iterdir()}
     (out / MARKER).write_text(json.dumps(dict(source=source.name, source_size=source.stat().st_size,
                                               files=files), indent=2) + "\n")

@@ -1,5 +1,6 @@
 """The command line, run as a user would run it."""
 import argparse
+import json
 import subprocess
 import sys
 
@@ -132,11 +133,13 @@ def test_every_engine_option_is_a_flag():
             assert " ".join(doc.split()[:4]) in " ".join(help.split()), name
 
 
-def test_bench_runs_the_host_ahead_for_the_paged_engine_alone(llama):
+def test_bench_runs_the_host_ahead_for_the_paged_engine_alone(llama, tmp_path):
     """--async-scheduling belongs to stage 5; the other engines in the same bench run as they are."""
+    out = tmp_path / "bench.json"
     result = subprocess.run([sys.executable, "-m", "minicb", "bench", "--model", llama, "--engine", "static,paged",
-                             "--num-requests", "4", "--scale", "0.05", "--async-scheduling"],
+                             "--num-requests", "4", "--scale", "0.05", "--async-scheduling", "--out", str(out)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["engine_options"] == {"paged": {"async_scheduling": True}}
     table = [line.split() for line in result.stdout.splitlines()]
     assert {row[0] for row in table if row and row[0] in ("static", "paged")} == {"static", "paged"}

@@ -60,6 +60,17 @@ def test_summary_and_table_carry_every_engine(llama):
     assert table[0].split()[0] == "engine" and len(table) == 4
     assert table[2].split()[:3] == ["single", "5", str(sum(MAX_TOKENS))]
     assert runs["static"].summary()["steps"] < runs["single"].summary()["steps"]
+    # Narrow: the columns that do not fit go to further tables, each led by the engine column.
+    from minicb.metrics import BENCH_COLUMNS
+
+    wide = format_table(runs, BENCH_COLUMNS)
+    narrow = format_table(runs, BENCH_COLUMNS, max_width=60)
+    assert max(map(len, wide.splitlines())) > 60 and format_table(runs, BENCH_COLUMNS, max_width=None) == wide
+    blocks = narrow.split("\n\n")
+    assert len(blocks) > 1 and all(b.split()[0] == "engine" and len(b.splitlines()) == 4 for b in blocks)
+    assert all(len(line) <= 60 for line in narrow.splitlines())
+    headers = [h for b in blocks for h in b.splitlines()[0].split("  ") if h.strip() and h.strip() != "engine"]
+    assert [h.strip() for h in headers] == [h for h, _, _ in BENCH_COLUMNS]    # every column, once, in order
 
 
 def test_summary_gives_four_significant_digits():

@@ -17,9 +17,10 @@ def minicb_tokens(llama, workload):
     return [o.output_token_ids for o in outputs]
 
 
-@pytest.mark.parametrize("peer", ["hf_generate", "hf_generate_batch"])
-def test_peer_matches_minicb_token_for_token(llama, workload, minicb_tokens, peer):
-    run = run_peer(peer, llama, workload, batch_size=4)
+@pytest.mark.parametrize("peer,kv_tokens", [("hf_generate", None), ("hf_generate_batch", None),
+                                            ("hf_generate_batch", 4 * 64)])   # with minicb's KV budget
+def test_peer_matches_minicb_token_for_token(llama, workload, minicb_tokens, peer, kv_tokens):
+    run = run_peer(peer, llama, workload, batch_size=4, kv_tokens=kv_tokens)
     assert run.outputs == minicb_tokens
     assert run.output_tokens == sum(workload.output_lens)
     assert run.prompt_tokens == sum(workload.prompt_lens)
