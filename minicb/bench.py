@@ -87,7 +87,8 @@ def main(args):
     for round_number in range(args.repeat):            # engines and peers take turns, round after round
         runs = run_bench(model, args.engine.split(","), workload, per_engine, **options)
         runs.update({name: run_peer(name, model, workload, args.dtype, options["device"] or default_device(),
-                                    args.max_batch_size) for name in filter(None, args.peers.split(","))})
+                                    args.max_batch_size, peer_kv_tokens(model, options))
+                     for name in filter(None, args.peers.split(","))})
         print(f"\nround {round_number + 1} of {args.repeat} (load average now {os.getloadavg()[0]:.2f})")
         print(format_table({n: r for n, r in runs.items() if n in STAGES}, BENCH_COLUMNS))
         if args.peers:
@@ -104,6 +105,19 @@ def main(args):
                       rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"results: {args.out}")
+
+
+def peer_kv_tokens(model, options) -> int:
+    """The KV budget the paged engine gets on a CPU (max_num_seqs x max_model_len
+    token slots, unless num_blocks says otherwise), for transformers' continuous
+    batching too: sized by itself it takes a share of the machine's free memory."""
+    from .checkpoint import read_config
+    from .config import EngineConfig
+
+    config = EngineConfig(engine="paged", **options)
+    config.settle_max_model_len(read_config(model).max_context)
+    return (config.num_blocks or config.max_num_seqs * config.max_model_len // config.block_size) \
+        * config.block_size
 
 
 def format_rounds(rounds) -> str:
