@@ -43,8 +43,9 @@ async def send(client, model, prompt, max_tokens) -> RequestResult:
     last = started
     try:
         stream = await client.completions.create(
-            model=model, prompt=prompt, max_tokens=max_tokens, temperature=0, stream=True,
-            stream_options={"include_usage": True}, extra_body={"ignore_eos": True})
+            model=model, prompt=prompt, max_tokens=max_tokens, temperature=0,
+            stream=True, stream_options={"include_usage": True},
+            extra_body={"ignore_eos": True})
         async for chunk in stream:
             now = time.perf_counter()
             if chunk.choices and chunk.choices[0].text:
@@ -59,12 +60,13 @@ async def send(client, model, prompt, max_tokens) -> RequestResult:
         result.ok = result.output_tokens == max_tokens
         if not result.ok:
             result.error = f"got {result.output_tokens} tokens, asked for {max_tokens}"
-    except Exception as error:                    # a failed request is counted, not fatal
+    except Exception as error:         # a failed request is counted, not fatal
         result.error = f"{type(error).__name__}: {error}"
     return result
 # ANCHOR_END: send
 
 
+# ANCHOR: arrivals
 def arrival_gaps(num_requests, request_rate, burstiness, seed) -> list[float]:
     """Seconds before each request: Poisson at ``request_rate`` when burstiness
     is 1, burstier below 1 and steadier above (gamma-distributed gaps with the
@@ -72,29 +74,32 @@ def arrival_gaps(num_requests, request_rate, burstiness, seed) -> list[float]:
     if math.isinf(request_rate):
         return [0.0] * num_requests
     rng = np.random.default_rng(seed)
-    return rng.gamma(burstiness, 1.0 / (request_rate * burstiness), size=num_requests).tolist()
+    mean_gap = 1.0 / request_rate
+    return rng.gamma(burstiness, mean_gap / burstiness, size=num_requests).tolist()
+# ANCHOR_END: arrivals
 
 
 async def replay(base_url, model, workload, gaps, max_concurrency=None, progress=None):
     """Send every request at its time (at most ``max_concurrency`` at once)."""
     import openai
 
-    client = openai.AsyncOpenAI(base_url=f"{base_url.rstrip('/')}/v1", api_key="none", max_retries=0,
-                                timeout=3600)
     limit = asyncio.Semaphore(max_concurrency or len(workload.prompts))
 
-    async def one(prompt, max_tokens):
+    async def one(client, prompt, max_tokens):
         async with limit:
             result = await send(client, model, prompt, max_tokens)
         if progress is not None:
             progress.update(1)
         return result
 
-    tasks = []
-    for prompt, max_tokens, gap in zip(workload.prompts, workload.output_lens, gaps):
-        await asyncio.sleep(gap)
-        tasks.append(asyncio.create_task(one(prompt, max_tokens)))
-    return await asyncio.gather(*tasks)
+    # Closed inside this event loop, before asyncio.run closes it.
+    async with openai.AsyncOpenAI(base_url=f"{base_url.rstrip('/')}/v1", api_key="none", max_retries=0,
+                                  timeout=3600) as client:
+        tasks = []
+        for prompt, max_tokens, gap in zip(workload.prompts, workload.output_lens, gaps):
+            await asyncio.sleep(gap)
+            tasks.append(asyncio.create_task(one(client, prompt, max_tokens)))
+        return await asyncio.gather(*tasks)
 
 
 def measure(base_url, model, workload, request_rate, burstiness=1.0, max_concurrency=None, seed=0,
@@ -123,14 +128,18 @@ def report(results: list[RequestResult], duration: float) -> dict:
 
     def stats(values, name):
         values = [1e3 * v for v in values] or [math.nan]
-        return {f"mean_{name}_ms": statistics.fmean(values), f"median_{name}_ms": statistics.median(values),
+        return {f"mean_{name}_ms": statistics.fmean(values),
+                f"median_{name}_ms": statistics.median(values),
                 f"p99_{name}_ms": float(np.percentile(values, 99))}
 
     output_tokens = sum(r.output_tokens for r in done)
-    return dict(completed=len(done), failed=len(results) - len(done), duration_s=duration,
-                request_throughput=len(done) / duration, output_throughput=output_tokens / duration,
-                total_token_throughput=(output_tokens + sum(r.prompt_tokens for r in done)) / duration,
-                total_input_tokens=sum(r.prompt_tokens for r in done), total_output_tokens=output_tokens,
+    input_tokens = sum(r.prompt_tokens for r in done)
+    return dict(completed=len(done), failed=len(results) - len(done),
+                duration_s=duration,
+                request_throughput=len(done) / duration,
+                output_throughput=output_tokens / duration,
+                total_token_throughput=(output_tokens + input_tokens) / duration,
+                total_input_tokens=input_tokens, total_output_tokens=output_tokens,
                 **stats([r.ttft for r in done], "ttft"),
                 **stats([r.tpot for r in done if r.output_tokens > 1], "tpot"),
                 **stats([gap for r in done for gap in r.itl], "itl"),

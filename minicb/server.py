@@ -13,6 +13,10 @@ and a streamed answer is a generator of server-sent events whose cancellation
 import asyncio
 import json
 import queue
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -20,10 +24,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .config import EngineConfig
 from .sampling import SamplingParams
 
 
-# ANCHOR: engine_loop
 @dataclass
 class Submission:
     """What the engine loop needs to start a request, and where its outputs go."""
@@ -55,6 +59,7 @@ class EngineLoop:
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.run, name="minicb-engine", daemon=True)
 
+    # ANCHOR: submit
     def try_submit(self, submission: Submission) -> bool:
         """Queue a request unless the server already holds ``max_queued``
         (running and waiting): then the caller answers 429, not the memory."""
@@ -67,7 +72,9 @@ class EngineLoop:
 
     def abort(self, request_id: str):
         self.inbox.put(("abort", request_id))
+    # ANCHOR_END: submit
 
+    # ANCHOR: loop
     def run(self):
         while True:
             busy = self.engine.has_unfinished_requests()
@@ -82,7 +89,7 @@ class EngineLoop:
                 pass
             try:
                 outputs = self.engine.step()
-            except Exception as error:           # a bug: fail what is live, keep serving
+            except Exception as error:     # a bug: fail what is live, keep serving
                 outputs = self.fail_all(error)
             for out in outputs:
                 self.deliver(out)
@@ -93,7 +100,8 @@ class EngineLoop:
         if command == "add":
             try:
                 with self.tokenizer_lock:
-                    self.engine.add_request(item.prompt, item.params, request_id=item.request_id)
+                    self.engine.add_request(item.prompt, item.params,
+                                            request_id=item.request_id)
             except ValueError as error:                  # refused: nothing was queued
                 self.finished(item, error)
                 return
@@ -104,6 +112,7 @@ class EngineLoop:
             if self.metrics:
                 self.metrics.aborted.inc()
             self.finished(self.submissions.pop(item), None)
+    # ANCHOR_END: loop
 
     def fail_all(self, error) -> list:
         """Every live request ends with the error as its message."""
@@ -116,6 +125,7 @@ class EngineLoop:
                                       error=f"{type(error).__name__}: {error}"))
         return outputs
 
+    # ANCHOR: deliver
     def deliver(self, out):
         submission = self.submissions.get(out.request_id)
         if submission is None:
@@ -132,6 +142,7 @@ class EngineLoop:
             self.in_flight -= 1
         if error is not None:
             submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, error)
+    # ANCHOR_END: deliver
 
     def start(self):
         self.thread.start()
@@ -139,10 +150,8 @@ class EngineLoop:
     def stop(self):
         self.inbox.put(("stop", None))
         self.thread.join()
-# ANCHOR_END: engine_loop
 
 
-# ANCHOR: metrics
 class ServerMetrics:
     """What GET /metrics reports, in Prometheus' text format: gauges read from
     the engine when scraped, counters and histograms fed as requests finish."""
@@ -184,6 +193,7 @@ class ServerMetrics:
         self.latency = Histogram("minicb_e2e_request_latency_seconds", "Arrival to last token",
                                  buckets=buckets, registry=registry)
 
+    # ANCHOR: metrics
     def request_finished(self, out):
         """Called by the engine loop with a request's last StepOutput."""
         self.finished.labels(out.finish_reason).inc()
@@ -196,19 +206,19 @@ class ServerMetrics:
         self.latency.observe(m.latency)
         if m.num_output_tokens > 1:
             self.tpot.observe(m.tpot)
+    # ANCHOR_END: metrics
 
     def text(self) -> bytes:
         from prometheus_client import generate_latest
 
         return generate_latest(self.registry)
-# ANCHOR_END: metrics
 
 
 # ---------------------------------------------------------------- the HTTP side
 def make_app(engine, model_name: str, max_queued: int = 256):
     """The FastAPI app: OpenAI's completions, chat completions and models
     endpoints, and a health check, over one EngineLoop."""
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import Response, StreamingResponse
 
@@ -245,42 +255,49 @@ def make_app(engine, model_name: str, max_queued: int = 256):
                                             "owned_by": "minicb"}]}
 
     @app.post("/v1/completions")
-    async def completions(body: CompletionRequest, request: Request):
-        return await answer(body, body.prompt, "text_completion", request)
+    async def completions(body: CompletionRequest):
+        return await answer(body, body.prompt, "text_completion")
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatRequest, request: Request):
+    async def chat_completions(body: ChatRequest):
         messages = [m.model_dump() for m in body.messages]
         with loop_thread.tokenizer_lock:
             prompt = chat_prompt(engine.tokenizer, messages)
-        return await answer(body, prompt, "chat.completion", request)
+        return await answer(body, prompt, "chat.completion")
 
-    async def answer(body, prompt, kind, request):
+    # ANCHOR: answer
+    async def answer(body, prompt, kind):
         if body.model != model_name:
             return refuse(f"model {body.model!r} is not served here; this server has "
-                                f"{model_name!r}", "model")
+                          f"{model_name!r}", "model")
         with loop_thread.tokenizer_lock:
-            prompt_len = len(prompt) if isinstance(prompt, list) else len(engine.tokenizer.encode(prompt))
-        # OpenAI's default for completions is 16 tokens; a chat answer may use the context.
-        default = 16 if kind == "text_completion" else max(1, engine.config.max_model_len - prompt_len)
+            ids = prompt if isinstance(prompt, list) else engine.tokenizer.encode(prompt)
+        prompt_len = len(ids)
+        # OpenAI's default for completions is 16 tokens; a chat answer may fill the rest.
+        room = engine.config.max_model_len - prompt_len
+        default = 16 if kind == "text_completion" else max(1, room)
         try:
             params = body.sampling_params(default)
         except ValueError as error:
             return refuse(str(error), str(error).split()[0])
-        submission = Submission(prompt, params, asyncio.Queue(), asyncio.get_running_loop())
+        submission = Submission(prompt, params, asyncio.Queue(),
+                                asyncio.get_running_loop())
         if not loop_thread.try_submit(submission):
-            return refuse(f"the server holds {max_queued} requests already; retry later",
-                                None, status=429, kind="rate_limit_exceeded")
+            return refuse(f"the server holds {max_queued} requests already; "
+                          "retry later", None, status=429, kind="rate_limit_exceeded")
         first = await submission.outbox.get()
-        if isinstance(first, Exception):                 # refused by the engine's checks
-            return refuse(str(first), "prompt" if kind == "text_completion" else "messages")
-        answer = Answer(submission, kind, model_name, prompt_len,
-                        TokenStream(engine.tokenizer, body.stop_strings(), loop_thread.tokenizer_lock),
-                        loop_thread,
+        if isinstance(first, Exception):          # refused by the engine's checks
+            field = "prompt" if kind == "text_completion" else "messages"
+            return refuse(str(first), field)
+        tokens = TokenStream(engine.tokenizer, body.stop_strings(),
+                             loop_thread.tokenizer_lock)
+        answer = Answer(submission, kind, model_name, prompt_len, tokens, loop_thread,
                         bool((body.stream_options or {}).get("include_usage")))
         if body.stream:
-            return StreamingResponse(answer.events(first), media_type="text/event-stream")
+            return StreamingResponse(answer.events(first),
+                                     media_type="text/event-stream")
         return await answer.whole(first)
+    # ANCHOR_END: answer
 
     return app
 
@@ -322,7 +339,7 @@ class Answerable(BaseModel):
     ignore_eos: bool = False
     n: int = Field(1, ge=1, le=1)                     # one answer per request
     stream: bool = False
-    stream_options: dict | None = None                # {"include_usage": true}: a last chunk
+    stream_options: dict | None = None       # {"include_usage": true}: a last chunk
 
     def stop_strings(self) -> list[str]:
         return [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
@@ -350,7 +367,7 @@ class ChatRequest(Answerable):
 # ANCHOR_END: requests
 
 
-# ANCHOR: streaming
+# ANCHOR: token_stream
 class TokenStream:
     """A request's text as its tokens arrive, cut at the first stop string. Text
     is sent only when it cannot change: not while it ends in half a multi-byte
@@ -379,6 +396,7 @@ class TokenStream:
         piece = self.text[self.sent:max(end, self.sent)]
         self.sent += len(piece)
         return piece
+# ANCHOR_END: token_stream
 
 
 @dataclass
@@ -392,6 +410,7 @@ class Answer:
     engine_loop: EngineLoop
     include_usage: bool = False
 
+    # ANCHOR: outputs
     async def outputs(self, first):
         """The request's StepOutputs until it finishes or a stop string ends it.
         If the reader goes away (the client disconnected), the request is aborted."""
@@ -406,6 +425,7 @@ class Answer:
         finally:
             if not done:                  # a stop string, or nobody is reading any more
                 self.engine_loop.abort(self.submission.request_id)
+    # ANCHOR_END: outputs
 
     async def whole(self, first):
         last = first
@@ -458,10 +478,8 @@ class Answer:
     def usage(self, out) -> dict:
         n = len(out.output_token_ids)
         return dict(prompt_tokens=self.prompt_len, completion_tokens=n, total_tokens=self.prompt_len + n)
-# ANCHOR_END: streaming
 
 
-# ANCHOR: in_process
 class ServerThread:
     """A server on a free loopback port, in a thread of this process: for tests
     and notebooks that want a real HTTP server beside their own code.
@@ -471,13 +489,9 @@ class ServerThread:
     """
 
     def __init__(self, engine, model_name: str, max_queued: int = 256):
-        import socket
-
         import uvicorn
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.app = make_app(engine, model_name, max_queued)
         self.engine_loop = self.app.state.engine_loop
         self.url = f"http://127.0.0.1:{self.port}"
@@ -497,4 +511,58 @@ class ServerThread:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(timeout=60)
-# ANCHOR_END: in_process
+
+
+class ServerProcess:
+    """``python -m minicb serve`` in a process of its own on a free loopback port,
+    as a server is deployed: the client's timing and the server's work do not
+    share one interpreter. Engine options become the command's flags.
+
+        with ServerProcess("smollm2", engine="paged", max_num_seqs=8) as server:
+            ...  # server.url
+    """
+
+    def __init__(self, model, engine: str = "paged", model_name: str | None = None, **engine_options):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.command = [sys.executable, "-m", "minicb", "serve", "--model", str(model), "--engine", engine,
+                        "--port", str(self.port), "--served-model-name", model_name or str(model)]
+        for name, value in engine_options.items():
+            if isinstance(value, bool):     # --flag, or --no-flag where the default is on
+                if value != EngineConfig.__dataclass_fields__[name].default:
+                    self.command.append(("--" if value else "--no-") + name.replace("_", "-"))
+            else:
+                self.command += ["--" + name.replace("_", "-"), str(value)]
+        self.log = tempfile.TemporaryFile()         # its output, shown if it fails to start
+
+    def __enter__(self):
+        import urllib.request
+
+        self.process = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=1):
+                    return self
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.__exit__()
+                    self.log.seek(0)
+                    raise RuntimeError(f"{' '.join(self.command)} did not start:\n"
+                                       + self.log.read().decode(errors="replace")[-2000:]) from None
+                time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        self.process.terminate()               # SIGTERM: uvicorn shuts down cleanly
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def free_port() -> int:
+    """A loopback port no one listens on now (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -247,3 +247,24 @@ def test_a_failing_step_ends_the_live_requests_with_an_error_and_the_server_keep
         status, answer = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 4,
                                                        "ignore_eos": True})
         assert status == 200 and answer["usage"]["completion_tokens"] == 4
+
+
+def test_a_server_process_answers_like_llm_generate_and_stops_on_exit(checkpoints):
+    from minicb.server import ServerProcess
+
+    model = checkpoints["llama"]
+    (text,) = expected_text(model, ["Hello there"], 8)
+    with ServerProcess(model, engine="continuous", model_name=NAME, max_model_len=OPTIONS["max_model_len"],
+                       enable_prefix_caching=False) as server:
+        answer = client(server.url).completions.create(model=NAME, prompt="Hello there", max_tokens=8,
+                                                       temperature=0, extra_body={"ignore_eos": True})
+        assert answer.choices[0].text == text
+    assert server.process.poll() is not None
+
+
+def test_a_server_process_that_cannot_start_says_why(checkpoints):
+    from minicb.server import ServerProcess
+
+    with pytest.raises(RuntimeError, match="max_model_len must be"):
+        with ServerProcess(checkpoints["llama"], max_model_len=0):
+            pass
