@@ -270,10 +270,12 @@ def make_app(engine, model_name: str, max_queued: int = 256):
         if body.model != model_name:
             return refuse(f"model {body.model!r} is not served here; this server has "
                           f"{model_name!r}", "model")
-        with loop_thread.tokenizer_lock:
-            ids = prompt if isinstance(prompt, list) else engine.tokenizer.encode(prompt)
-        prompt_len = len(ids)
-        # OpenAI's default for completions is 16 tokens; a chat answer may fill the rest.
+        if isinstance(prompt, list):                  # token ids
+            prompt_len = len(prompt)
+        else:
+            with loop_thread.tokenizer_lock:
+                prompt_len = len(engine.tokenizer.encode(prompt))
+        # OpenAI's default for completions is 16 tokens; a chat answer may fill the rest
         room = engine.config.max_model_len - prompt_len
         default = 16 if kind == "text_completion" else max(1, room)
         try:

@@ -31,7 +31,11 @@ def test_the_readme_has_commands_to_run():
     assert {argv[3] for argv in minicb_commands()} >= {"chat", "generate", "demo", "bench"}
 
 
-@pytest.mark.parametrize("argv", [a for a in minicb_commands() if a[3] != "serve"],
+def needs_a_server(argv) -> bool:
+    return argv[3] == "serve" or argv[3:5] == ["bench", "serve"]
+
+
+@pytest.mark.parametrize("argv", [a for a in minicb_commands() if not needs_a_server(a)],
                          ids=lambda argv: " ".join(argv[3:6]))
 def test_each_readme_command_works_as_written(argv, smollm2):
     result = subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=900,
@@ -56,8 +60,9 @@ def test_the_readme_python_examples_run_in_order(tmp_path):
     assert "'requests': 2" in result.stdout, result.stdout         # llm.last_run.summary() of two prompts
 
 
-def test_the_readme_server_answers_its_curl_example_and_stops_on_ctrl_c(smollm2):
+def test_the_readme_server_answers_its_curl_and_bench_serve_examples_and_stops_on_ctrl_c(smollm2):
     [argv] = [a for a in minicb_commands() if a[3] == "serve"]
+    [bench] = [a for a in minicb_commands() if a[3:5] == ["bench", "serve"]]
     curl = re.search(r"curl -s (\S+) .*?-d '(.*?)'", README, re.S)
     url, body = "http://" + curl.group(1), curl.group(2)
     server = subprocess.Popen([sys.executable, *argv[1:]], cwd=ROOT, stdout=subprocess.PIPE,
@@ -75,6 +80,12 @@ def test_the_readme_server_answers_its_curl_example_and_stops_on_ctrl_c(smollm2)
         with urllib.request.urlopen(request, timeout=300) as response:
             answer = json.loads(response.read())
         assert answer["choices"][0]["message"]["content"].strip(), answer
+        measured = subprocess.run([sys.executable, *bench[1:]], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=600)
+        assert measured.returncode == 0, measured.stderr[-3000:]
+        num_prompts = bench[bench.index("--num-prompts") + 1]
+        assert re.search(rf"^completed +{num_prompts}$", measured.stdout, re.M), measured.stdout
+        assert re.search(r"^failed +0$", measured.stdout, re.M), measured.stdout
     finally:
         server.send_signal(signal.SIGINT)                  # what Ctrl-C sends
         output = server.communicate(timeout=60)[0]
