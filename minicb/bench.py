@@ -50,7 +50,7 @@ def warm_up(engine: LLMEngine):
     prompt that reaches each height. (With CUDA graphs, stage 5's default
     on a GPU, the split-KV kernels compile when the graphs are captured.)"""
     cfg, model = engine.config, engine.model.config
-    dtype = engine.model.embed_tokens.weight.dtype
+    dtype = engine.model.dtype
     group = model.num_attention_heads // model.num_key_value_heads
     shortest = {}
     for prompt_len in range(1, 257):

@@ -75,6 +75,10 @@ class EngineConfig:
     which stay on the device as step N+1's inputs, so the GPU never waits for
     the host. A request that stops on EOS runs one extra step, whose token is
     dropped."""
+    tensor_parallel_size: int = 1
+    """Stages 4-5: split the model across this many worker processes, Megatron
+    style, over torch.distributed (NCCL on CUDA, one GPU each; gloo on a CPU).
+    1 runs the model in this process (chapter 9)."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
     num_threads: int | None = None
@@ -115,8 +119,10 @@ class EngineConfig:
             raise ValueError(f"kv_cache_memory_fraction must be in (0, 1], got {self.kv_cache_memory_fraction!r}")
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
             raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
+        self.check_tensor_parallel()
         if self.cuda_graphs is None:
-            self.cuda_graphs = str(self.device).startswith("cuda") and self.attention_backend == "triton"
+            self.cuda_graphs = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
+                                and self.tensor_parallel_size == 1)
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
@@ -134,6 +140,22 @@ class EngineConfig:
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
+
+    def check_tensor_parallel(self):
+        n = self.tensor_parallel_size
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"tensor_parallel_size must be an integer >= 1, got {n!r}")
+        if n == 1:
+            return
+        if self.engine not in ("continuous", "paged"):
+            raise ValueError(f"tensor_parallel_size={n} needs engine 'continuous' or 'paged', got "
+                             f"{self.engine!r}: stages 1-3 allocate a KV cache per batch")
+        for name in ("cuda_graphs", "async_scheduling"):
+            if getattr(self, name):
+                raise ValueError(f"{name}=True does not work with tensor_parallel_size={n}")
+        if str(self.device).startswith("cuda") and n > torch.cuda.device_count():
+            raise ValueError(f"tensor_parallel_size={n} needs {n} GPUs, this machine has "
+                             f"{torch.cuda.device_count()}")
 
     @classmethod
     def field_docs(cls) -> dict[str, str]:

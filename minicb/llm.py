@@ -8,9 +8,10 @@ import time
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoint import load_model
+from .checkpoint import load_model, read_config
 from .config import EngineConfig
 from .metrics import RunMetrics
+from .parallel import TensorParallelModel
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
 from .sampling import SamplingParams, make_generator
@@ -41,7 +42,10 @@ class LLMEngine:
         model = resolve_model(model)
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
-        self.model = load_model(model, self.config.dtype, self.config.device)
+        if self.config.tensor_parallel_size > 1:   # the model runs in worker processes
+            self.model = TensorParallelModel(model, self.config, read_config(model))
+        else:
+            self.model = load_model(model, self.config.dtype, self.config.device)
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.stage = engine_class(self.config)(self.model, self.config)
@@ -71,6 +75,11 @@ class LLMEngine:
             outputs.append(StepOutput(r.request_id, new, list(r.output_token_ids), r.finished, r.finish_reason,
                                       r.metrics if r.finished else None, r.error))
         return outputs
+
+    def close(self):
+        """Stop the tensor-parallel workers, if any (garbage collection does too)."""
+        if isinstance(self.model, TensorParallelModel):
+            self.model.close()
 
     def abort(self, request_id):
         """Stop a request now and free what it holds. An unknown or already

@@ -226,6 +226,18 @@ class Decoder(nn.Module):
             h = layer(h, cos, sin, attn)
         return self.norm(h)
 
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.embed_tokens.weight.dtype
+
+    def new_kv_cache(self, *leading):
+        """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim] beside
+        the weights: the stage picks the middle axes."""
+        cfg = self.config
+        shape = (cfg.num_hidden_layers, *leading, cfg.num_key_value_heads, cfg.head_dim)
+        weight = self.embed_tokens.weight
+        return weight.new_zeros(shape), weight.new_zeros(shape)
+
     @torch.inference_mode()
     def compute_logits(self, hidden):
         """hidden [n, hidden] -> fp32 logits [n, vocab]. Call it only on the rows

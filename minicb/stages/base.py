@@ -125,11 +125,10 @@ class Engine:
                                      host_time=host_time, forward_time=forward_time, started=started))
 
     def new_kv_cache(self, *leading):
-        """Zeroed K and V tensors [layers, *leading, kv_heads, head_dim]: the stage picks the middle axes."""
-        cfg = self.model.config
-        shape = (cfg.num_hidden_layers, *leading, cfg.num_key_value_heads, cfg.head_dim)
-        weight = self.model.embed_tokens.weight
-        return weight.new_zeros(shape), weight.new_zeros(shape)
+        """K and V caches [layers, *leading, kv_heads, head_dim]: the stage picks the
+        middle axes, the model where they live (with tensor parallelism, a share of
+        the KV heads in each worker)."""
+        return self.model.new_kv_cache(*leading)
 
     def tensor(self, values, dtype=torch.long):
         # Staged in pinned host memory and copied without waiting: a blocking copy

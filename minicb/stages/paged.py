@@ -225,7 +225,7 @@ class PagedEngine(IterationEngine):
 
     def blocks_in_budget(self) -> int:
         cfg, model_cfg = self.config, self.model.config
-        bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.model.embed_tokens.weight.element_size())
+        bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.model.dtype.itemsize)
         if cfg.kv_cache_memory_bytes is not None:
             budget = cfg.kv_cache_memory_bytes
         elif str(cfg.device).startswith("cuda"):

@@ -1,0 +1,352 @@
+"""Tensor parallelism: one model split across N worker processes.
+
+Megatron-LM's split, as vLLM and SGLang use it. In every layer the query, key,
+value, gate and up projections are cut by output columns, so each rank computes
+its own attention heads and its own slice of the MLP with no communication; the
+output and down projections are cut by input rows, so each rank holds a partial
+sum, and one all-reduce per projection adds them up. The embedding and the LM
+head are cut by vocabulary. Each rank keeps only its heads' K and V, so every KV
+block is split across the ranks too.
+
+The driver (the process that made the engine) keeps the scheduler, the block
+manager and sampling. It holds no weights: ``TensorParallelModel`` stands where
+the model would, and each call sends the same inputs, the block tables included,
+to every worker. The workers are processes on a torch.distributed group (NCCL on
+GPUs, gloo on a CPU) that only run the model.
+"""
+import dataclasses
+import io
+import math
+import os
+import pickle
+import time
+import weakref
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+from .checkpoint import load_model, resolve_dtype
+from .model import Rotary
+
+
+def check_divisible(cfg, n: int):
+    """Raise ValueError unless ``n`` ranks can split this model (before any process starts)."""
+    if cfg.num_attention_heads % n:
+        raise ValueError(f"tensor_parallel_size={n} must divide the model's "
+                         f"{cfg.num_attention_heads} attention heads")
+    kv = cfg.num_key_value_heads
+    if kv % n and n % kv:        # fewer KV heads than ranks: each rank keeps a copy of one
+        raise ValueError(f"tensor_parallel_size={n} must divide the model's {kv} KV heads, "
+                         f"or be a multiple of them")
+    if cfg.intermediate_size % n:
+        raise ValueError(f"tensor_parallel_size={n} must divide the model's MLP width "
+                         f"{cfg.intermediate_size}")
+
+
+# ANCHOR: split
+def shard_model(model, rank: int, n: int):
+    """Cut a whole Decoder down, in place, to rank ``rank``'s share of ``n``."""
+    cfg = model.config
+    heads, kv_heads, d = cfg.num_attention_heads // n, max(cfg.num_key_value_heads // n, 1), cfg.head_dim
+    first_kv_head = rank * cfg.num_key_value_heads // n      # ranks may share one when n > KV heads
+    for layer in model.layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        keep_rows(attn.q_proj, rank * heads * d, heads * d)        # by output columns
+        keep_rows(attn.k_proj, first_kv_head * d, kv_heads * d)
+        keep_rows(attn.v_proj, first_kv_head * d, kv_heads * d)
+        attn.o_proj = RowParallelLinear(attn.o_proj, rank * heads * d, heads * d)
+        attn.num_heads, attn.num_kv_heads = heads, kv_heads
+        width = cfg.intermediate_size // n
+        keep_rows(mlp.gate_proj, rank * width, width)
+        keep_rows(mlp.up_proj, rank * width, width)
+        mlp.down_proj = RowParallelLinear(mlp.down_proj, rank * width, width)
+    model.embed_tokens = VocabParallelEmbedding(model.embed_tokens.weight, rank, n)
+    model.lm_head = VocabParallelHead(model.lm_head.weight, rank, n)
+    model.config = dataclasses.replace(cfg, num_attention_heads=heads, num_key_value_heads=kv_heads)
+
+
+def keep_rows(linear: nn.Linear, start: int, count: int):
+    """A column-parallel projection: this rank's output features only."""
+    linear.weight = nn.Parameter(linear.weight[start:start + count].clone(), requires_grad=False)
+    if linear.bias is not None:
+        linear.bias = nn.Parameter(linear.bias[start:start + count].clone(), requires_grad=False)
+
+
+class RowParallelLinear(nn.Module):
+    """This rank's input features of a projection; the ranks' partial sums are
+    added by an all-reduce, and the bias once, after it."""
+
+    def __init__(self, linear: nn.Linear, start: int, count: int):
+        super().__init__()
+        self.weight = nn.Parameter(linear.weight[:, start:start + count].clone(), requires_grad=False)
+        self.bias = linear.bias
+
+    def forward(self, x):
+        out = all_reduce(F.linear(x, self.weight))
+        return out if self.bias is None else out + self.bias
+# ANCHOR_END: split
+
+
+# ANCHOR: vocab
+def vocab_range(vocab_size: int, rank: int, n: int) -> tuple[int, int, int]:
+    """This rank's token ids [start, end), and the padded share every rank holds."""
+    share = math.ceil(vocab_size / n)
+    start = min(rank * share, vocab_size)
+    return start, min(start + share, vocab_size), share
+
+
+class VocabParallelEmbedding(nn.Module):
+    """Each rank looks up the ids in its range and writes zeros for the rest;
+    the all-reduce fills every row from the rank that has it."""
+
+    def __init__(self, weight, rank: int, n: int):
+        super().__init__()
+        self.start, self.end, _ = vocab_range(weight.shape[0], rank, n)
+        self.weight = nn.Parameter(weight[self.start:self.end].clone(), requires_grad=False)
+
+    def forward(self, ids):
+        mine = (ids >= self.start) & (ids < self.end)
+        rows = F.embedding((ids - self.start).clamp(0, self.end - self.start - 1), self.weight)
+        return all_reduce(rows * mine.unsqueeze(-1))
+
+
+class VocabParallelHead(nn.Module):
+    """Each rank scores its share of the vocabulary; an all-gather puts the
+    shares side by side. The last share may be short: padded with zero rows."""
+
+    def __init__(self, weight, rank: int, n: int):
+        super().__init__()
+        self.vocab_size = weight.shape[0]
+        start, end, share = vocab_range(self.vocab_size, rank, n)
+        padded = weight.new_zeros(share, weight.shape[1])
+        padded[:end - start] = weight[start:end]
+        self.weight = nn.Parameter(padded, requires_grad=False)
+
+    def forward(self, hidden):
+        shares = all_gather(F.linear(hidden, self.weight))
+        return torch.cat(shares, dim=-1)[..., :self.vocab_size]
+# ANCHOR_END: vocab
+
+
+# ---------------------------------------------------------------- collectives
+class Communication:
+    """Seconds this rank spent in collectives, and in whole forward passes:
+    on a CPU, gloo's collectives return when done, so wall time measures them."""
+    seconds = 0.0
+    forward_seconds = 0.0
+
+
+def all_reduce(x):
+    started = time.perf_counter()
+    dist.all_reduce(x)
+    Communication.seconds += time.perf_counter() - started
+    return x
+
+
+def all_gather(x):
+    started = time.perf_counter()
+    shares = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+    dist.all_gather(shares, x.contiguous())
+    Communication.seconds += time.perf_counter() - started
+    return shares
+
+
+# ---------------------------------------------------------------- the driver
+@dataclasses.dataclass(frozen=True)
+class RemoteKV:
+    """Stands for a K or V cache that lives in the workers, one share in each."""
+    key: int
+    which: int          # 0: K, 1: V
+
+
+@dataclasses.dataclass(frozen=True)
+class RemoteRows:
+    """Rows of the hidden states of the last forward pass, which stay in the workers."""
+    index: torch.Tensor | None = None
+
+    def __getitem__(self, index):
+        return RemoteRows(index)
+
+
+# ANCHOR: driver
+class TensorParallelModel:
+    """What a stage holds as ``model`` when the model runs in ``n`` workers.
+    Each call goes to every worker, which runs it on its share; rank 0 answers."""
+
+    def __init__(self, path: str, config, model_config):
+        check_divisible(model_config, config.tensor_parallel_size)
+        self.n = config.tensor_parallel_size
+        self.config = dataclasses.replace(       # what one rank holds: for sizing its KV cache
+            model_config, num_attention_heads=model_config.num_attention_heads // self.n,
+            num_key_value_heads=max(model_config.num_key_value_heads // self.n, 1))
+        self.dtype = resolve_dtype(config.dtype)
+        self.num_caches = 0
+        context = torch.multiprocessing.get_context("spawn")
+        address = f"tcp://127.0.0.1:{free_port()}"
+        self.pipes, self.workers = [], []
+        for rank in range(self.n):
+            ours, theirs = context.Pipe()
+            worker = context.Process(target=worker_main, daemon=True, name=f"minicb-tp{rank}",
+                                     args=(rank, self.n, address, theirs, path, config))
+            worker.start()
+            theirs.close()
+            self.pipes.append(ours)
+            self.workers.append(worker)
+        # When this object goes, its workers go: pipes closed, processes joined.
+        self.finalizer = weakref.finalize(self, stop_workers, self.pipes, self.workers)
+        self.call("ready")
+
+    def __call__(self, ids, positions, attn):
+        self.call("forward", ids, positions, attn)
+        return RemoteRows()
+
+    def compute_logits(self, rows: RemoteRows):
+        return self.call("logits", rows.index)
+
+    def new_kv_cache(self, *leading):
+        key, self.num_caches = self.num_caches, self.num_caches + 1
+        self.call("new_kv_cache", key, leading)
+        return RemoteKV(key, 0), RemoteKV(key, 1)
+
+    def communication(self) -> dict:
+        """Seconds rank 0 spent in forward passes and, within them, in collectives."""
+        return self.call("communication")
+
+    def call(self, method, *args):
+        """Send one call to every worker; return rank 0's answer, or raise the
+        first worker's error."""
+        if not self.finalizer.alive:
+            raise RuntimeError("the engine is closed: its tensor-parallel workers have stopped")
+        message = dumps((method, args))
+        for pipe in self.pipes:
+            pipe.send_bytes(message)
+        answers = [pipe.recv() for pipe in self.pipes]
+        for ok, value in answers:
+            if not ok:
+                raise value
+        return answers[0][1]
+
+    def close(self):
+        self.finalizer()
+# ANCHOR_END: driver
+
+
+def stop_workers(pipes, workers):
+    for pipe in pipes:
+        pipe.close()               # a worker's recv ends: it leaves its loop
+    for worker in workers:
+        worker.join(timeout=30)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DriverPickler(pickle.Pickler):
+    """A RemoteKV travels as its key; each worker puts its own cache in its place."""
+
+    def persistent_id(self, obj):
+        return ("kv", obj.key, obj.which) if isinstance(obj, RemoteKV) else None
+
+
+def dumps(obj) -> bytes:
+    buffer = io.BytesIO()
+    DriverPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------- a worker
+# ANCHOR: worker
+def worker_main(rank, n, address, pipe, path, config):
+    """One rank: load the whole checkpoint, keep its share, then run calls until
+    the driver closes the pipe."""
+    device = f"cuda:{rank}" if str(config.device).startswith("cuda") else "cpu"
+    if device == "cpu":
+        torch.set_num_threads(config.num_threads)
+    else:
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if device != "cpu" else "gloo", init_method=address, rank=rank,
+                            world_size=n, timeout=timedelta(minutes=5))
+    model = load_model(path, config.dtype, "cpu")      # whole, then cut: simple, not frugal
+    shard_model(model, rank, n)
+    model = model.to(device)
+    model.rotary = Rotary(model.config, device)
+    worker = Worker(model, device)
+    while True:
+        try:
+            method, args = worker.loads(pipe.recv_bytes())
+        except (EOFError, OSError):           # the driver closed the pipe, or is gone
+            break
+        try:
+            answer = (True, getattr(worker, method)(*args))
+        except Exception as error:        # the driver raises it; the worker serves on
+            answer = (False, error)
+        try:
+            pipe.send(answer)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            pipe.send((False, RuntimeError(f"rank {rank}: {answer[1]!r}")))
+    dist.destroy_process_group()
+
+
+class Worker:
+    def __init__(self, model, device):
+        self.model, self.device = model, device
+        self.caches = {}               # key -> (K, V), this rank's share
+        self.hidden = None             # the last forward pass's hidden states
+
+    def loads(self, message: bytes):
+        method, args = WorkerUnpickler(message, self.caches).load()
+        return method, [on_device(arg, self.device) for arg in args]
+
+    def ready(self):
+        return os.getpid()
+
+    def new_kv_cache(self, key, leading):
+        self.caches[key] = self.model.new_kv_cache(*leading)
+
+    def forward(self, ids, positions, attn):
+        started = time.perf_counter()
+        self.hidden = self.model(ids, positions, attn)
+        Communication.forward_seconds += time.perf_counter() - started
+
+    def logits(self, index):
+        logits = self.model.compute_logits(self.hidden[index])
+        return logits.cpu() if dist.get_rank() == 0 else None
+
+    def communication(self):
+        return dict(forward_s=Communication.forward_seconds, collective_s=Communication.seconds)
+# ANCHOR_END: worker
+
+
+class WorkerUnpickler(pickle.Unpickler):
+    """Puts this rank's own share of a cache where the driver sent a RemoteKV."""
+
+    def __init__(self, message: bytes, caches: dict):
+        super().__init__(io.BytesIO(message))
+        self.caches = caches
+
+    def persistent_load(self, pid):
+        _, key, which = pid
+        return self.caches[key][which]
+
+
+def on_device(value, device):
+    """A tensor, or each tensor field of an attention-metadata object, moved to this rank's device."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            item = getattr(value, field.name)
+            if isinstance(item, torch.Tensor) and item.device != torch.device(device):
+                setattr(value, field.name, item.to(device))
+    return value

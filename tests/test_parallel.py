@@ -1,0 +1,91 @@
+"""Tensor parallelism on a CPU: two gloo workers give the tokens one process
+gives, for every architecture, both stages that support it, both attention
+backends, aborts and preemption; bad sizes fail before a process starts, and
+no worker outlives its engine."""
+import gc
+import multiprocessing
+
+import pytest
+
+from minicb import LLM, LLMEngine, SamplingParams
+
+from .conftest import MAX_TOKENS, PROMPTS
+
+OPTIONS = dict(max_model_len=64, max_num_seqs=4, block_size=4)
+
+
+def greedy(path, **options):
+    """The tokens, and with tensor parallelism, rank 0's seconds in forward passes and collectives."""
+    llm = LLM(path, **{**OPTIONS, **options})
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
+    try:
+        tokens = [o.output_token_ids for o in llm.generate(PROMPTS, params)]
+        parallel = options.get("tensor_parallel_size", 1) > 1
+        return tokens, llm.llm_engine.model.communication() if parallel else None
+    finally:
+        llm.llm_engine.close()
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
+def test_two_ranks_give_one_rank_s_tokens(checkpoints, arch):
+    """Qwen2's tiny model has one KV head: both ranks keep a copy of it."""
+    expected, _ = greedy(checkpoints[arch], engine="paged")
+    got, split = greedy(checkpoints[arch], engine="paged", tensor_parallel_size=2)
+    assert got == expected
+    assert 0 < split["collective_s"] < split["forward_s"], split
+
+
+@pytest.mark.parametrize("engine,backend", [("continuous", "sdpa"), ("paged", "triton"), ("continuous", "triton")])
+def test_every_stage_and_backend_that_supports_it(llama, engine, backend):
+    expected, _ = greedy(llama, engine=engine, attention_backend=backend)
+    got, _ = greedy(llama, engine=engine, attention_backend=backend, tensor_parallel_size=2)
+    assert got == expected
+
+
+def test_preemption_and_aborts_online(llama):
+    """Few blocks force preemption; an abort frees its blocks in every rank's cache alike."""
+    def run(**options):
+        engine = LLMEngine(llama, engine="paged", **{**OPTIONS, "num_blocks": 12, **options})
+        ids = [engine.add_request(p, SamplingParams(max_tokens=12, ignore_eos=True)) for p in PROMPTS]
+        tokens, steps = {}, 0
+        while engine.has_unfinished_requests():
+            for out in engine.step():
+                tokens[out.request_id] = out.output_token_ids
+            steps += 1
+            if steps == 3:
+                engine.abort(ids[1])
+        stage = engine.stage
+        assert len(stage.kv.free_blocks) == stage.kv.num_blocks
+        engine.close()
+        return [tokens.get(i) for i in ids if i != ids[1]], stage.scheduler.num_preemptions
+
+    expected, preempted = run()
+    got, preempted_too = run(tensor_parallel_size=2)
+    assert preempted > 0 and preempted_too == preempted
+    assert got == expected
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(engine="paged", tensor_parallel_size=3), "must divide the model's 4 attention heads"),
+    (dict(engine="static", tensor_parallel_size=2), "needs engine 'continuous' or 'paged'"),
+    (dict(engine="paged", tensor_parallel_size=0), "tensor_parallel_size must be an integer >= 1"),
+    (dict(engine="paged", tensor_parallel_size=2, async_scheduling=True), "async_scheduling=True does not work"),
+])
+def test_bad_sizes_fail_before_any_process_starts(llama, options, message):
+    with pytest.raises(ValueError, match=message):
+        LLMEngine(llama, **{**OPTIONS, **options})
+    assert not multiprocessing.active_children()
+
+
+def test_no_worker_outlives_its_engine(llama):
+    closed = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
+    workers = closed.model.workers
+    closed.close()
+    assert not any(w.is_alive() for w in workers)
+    dropped = LLMEngine(llama, engine="continuous", tensor_parallel_size=2, **OPTIONS)
+    workers = dropped.model.workers
+    assert all(w.is_alive() for w in workers)
+    del dropped
+    gc.collect()
+    assert not any(w.is_alive() for w in workers)
+    assert not multiprocessing.active_children()
