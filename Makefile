@@ -65,7 +65,7 @@ serve-book: $(VENV)/.installed-dev
 CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_dynamic_window 04_orca_picture 04_tokens_per_step \
                04_latency_cdf 05_block_pool 05_kv_waste 05_running_vs_budget 06_throughput_vs_spread \
                06_latency_under_load 06_scheduling_knobs 06_interval_and_host_time 07_kv_bytes \
-               08_serving
+               08_serving 09_tensor_parallel_split
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
 figures-cpu: $(VENV)/.installed-dev

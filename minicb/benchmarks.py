@@ -295,3 +295,32 @@ def decode_steps_at(engine, batch, context, num_steps):
                            f"is the KV cache large enough for {batch} x {context} tokens?")
     return decodes[:num_steps]
 
+
+# ANCHOR: decode_split
+def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict:
+    """Mean ms per decode step of ``batch`` requests, split into the driver's
+    host time (scheduling, inputs), the model's compute and its collectives
+    (rank 0's, with tensor parallelism), and the rest: sending each call to the
+    workers and back, and sampling."""
+    from .parallel import TensorParallelModel
+
+    params = SamplingParams(max_tokens=decode_steps + 1, ignore_eos=True)
+    for i in range(batch):
+        engine.add_request([3 + i] * prompt_len, params)
+    engine.step()                                                # every prefill
+    parallel = isinstance(engine.model, TensorParallelModel)
+    before = engine.model.communication() if parallel else None
+    with engine.stage.measuring() as steps:
+        while engine.has_unfinished_requests():
+            engine.step()
+    assert len(steps) == decode_steps and all(s.kind == "decode" for s in steps)
+    n = len(steps)
+    step, host = 1e3 * sum(s.duration for s in steps) / n, 1e3 * sum(s.host_time for s in steps) / n
+    if not parallel:
+        return dict(step_ms=step, host_ms=host, compute_ms=step - host, collective_ms=0.0, transport_ms=0.0)
+    after = engine.model.communication()
+    model = 1e3 * (after["model_s"] - before["model_s"]) / n
+    collective = 1e3 * (after["collective_s"] - before["collective_s"]) / n
+    return dict(step_ms=step, host_ms=host, compute_ms=model - collective, collective_ms=collective,
+                transport_ms=step - host - model)
+# ANCHOR_END: decode_split

@@ -88,11 +88,12 @@ RECIPE = "minicb_recipe.json"     # how make_tiny_checkpoint made the folder
 
 # ANCHOR: make_tiny_checkpoint
 def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float32",
-                         max_position_embeddings=2048):
+                         max_position_embeddings=2048, num_layers=None):
     """Write config.json, random safetensors weights and a byte-level tokenizer
     to ``path`` and return it. ``arch``: llama, mistral, qwen2 or qwen3. ``shape``:
     "tiny" or a key of ``SHAPES`` (real dimensions, random weights; use
-    dtype="bfloat16" there: the 8B shape is 16 GB in bf16)."""
+    dtype="bfloat16" there: the 8B shape is 16 GB in bf16). ``num_layers``: keep
+    the shape's widths with fewer layers, to measure a layer's cost cheaply."""
     from transformers import LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
     config_classes = {"llama": LlamaConfig, "mistral": MistralConfig,
@@ -102,13 +103,15 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     if shape != "tiny" and (shape not in SHAPES or arch != "llama"):
         raise ValueError(f"unknown shape {shape!r} for arch {arch!r}; choose 'tiny' "
                          f"(any arch) or, with arch='llama', one of {list(SHAPES)}")
+    if num_layers is not None and (not isinstance(num_layers, int) or num_layers < 1):
+        raise ValueError(f"num_layers must be an integer >= 1, got {num_layers!r}")
     torch_dtype = resolve_dtype(dtype)
     path = Path(path)
     # The seed fixes every weight, so a folder made from the same recipe is reused
     # (the 8B shape takes minutes to write). The recipe is written last: a
     # folder left half-written by an interrupted run does not match.
     recipe = dict(arch=arch, seed=seed, shape=shape, dtype=str(torch_dtype),
-                  max_position_embeddings=max_position_embeddings)
+                  max_position_embeddings=max_position_embeddings, num_layers=num_layers)
     if (path / RECIPE).is_file() and json.loads((path / RECIPE).read_text()) == recipe:
         return str(path)
     (path / RECIPE).unlink(missing_ok=True)
@@ -117,6 +120,8 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     dims = dict(TINY[arch] if shape == "tiny" else SHAPES[shape])
     dims.setdefault("vocab_size", len(tokenizer))
     dims.setdefault("max_position_embeddings", max_position_embeddings)
+    if num_layers is not None:
+        dims["num_hidden_layers"] = num_layers
     hf_config = config_classes[arch](
         **dims, rms_norm_eps=1e-6, bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,

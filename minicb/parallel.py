@@ -133,16 +133,20 @@ class VocabParallelHead(nn.Module):
 
 # ---------------------------------------------------------------- collectives
 class Communication:
-    """Seconds this rank spent in collectives, and in whole forward passes:
-    on a CPU, gloo's collectives return when done, so wall time measures them."""
+    """What this rank's collectives carried (each rank's own tensor, in bytes) and
+    how long they took, and its seconds running the model (forward passes and
+    logits). On a CPU gloo's collectives return when done: wall time measures them."""
     seconds = 0.0
-    forward_seconds = 0.0
+    model_seconds = 0.0
+    all_reduce_bytes = 0
+    all_gather_bytes = 0
 
 
 def all_reduce(x):
     started = time.perf_counter()
     dist.all_reduce(x)
     Communication.seconds += time.perf_counter() - started
+    Communication.all_reduce_bytes += x.numel() * x.element_size()
     return x
 
 
@@ -151,7 +155,21 @@ def all_gather(x):
     shares = [torch.empty_like(x) for _ in range(dist.get_world_size())]
     dist.all_gather(shares, x.contiguous())
     Communication.seconds += time.perf_counter() - started
+    Communication.all_gather_bytes += x.numel() * x.element_size()
     return shares
+
+
+# ANCHOR: volume
+def collective_bytes(cfg, num_tokens: int, num_sampled: int, n: int, bytes_per_value: int) -> dict:
+    """The tensors one rank hands to collectives in a forward pass of
+    ``num_tokens`` tokens, ``num_sampled`` of which get logits: an all-reduce of
+    [tokens, hidden] after the embedding and after each layer's attention and
+    MLP, and an all-gather of each rank's share of the vocabulary's logits."""
+    row = cfg.hidden_size * bytes_per_value
+    share = math.ceil(cfg.vocab_size / n) * bytes_per_value
+    return dict(all_reduce=(1 + 2 * cfg.num_hidden_layers) * num_tokens * row,
+                all_gather=num_sampled * share)
+# ANCHOR_END: volume
 
 
 # ---------------------------------------------------------------- the driver
@@ -197,7 +215,12 @@ class TensorParallelModel:
             self.workers.append(worker)
         # When this object goes, its workers go: pipes closed, processes joined.
         self.finalizer = weakref.finalize(self, stop_workers, self.pipes, self.workers)
-        self.call("ready")
+        try:
+            self.call("ready")
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}. A script that starts tensor-parallel workers must keep "
+                               "its code under `if __name__ == '__main__':` (each worker imports "
+                               "the script again)") from error
 
     def __call__(self, ids, positions, attn):
         self.call("forward", ids, positions, attn)
@@ -212,7 +235,9 @@ class TensorParallelModel:
         return RemoteKV(key, 0), RemoteKV(key, 1)
 
     def communication(self) -> dict:
-        """Seconds rank 0 spent in forward passes and, within them, in collectives."""
+        """Rank 0's totals so far: seconds running the model (forward passes and
+        logits) and, within them, in collectives; and the bytes it handed to
+        all-reduces and all-gathers."""
         return self.call("communication")
 
     def call(self, method, *args):
@@ -223,7 +248,12 @@ class TensorParallelModel:
         message = dumps((method, args))
         for pipe in self.pipes:
             pipe.send_bytes(message)
-        answers = [pipe.recv() for pipe in self.pipes]
+        try:
+            answers = [pipe.recv() for pipe in self.pipes]
+        except (EOFError, ConnectionError) as error:       # a worker is gone
+            self.close()
+            raise RuntimeError(f"a tensor-parallel worker died (exit codes "
+                               f"{[w.exitcode for w in self.workers]})") from error
         for ok, value in answers:
             if not ok:
                 raise value
@@ -317,14 +347,18 @@ class Worker:
     def forward(self, ids, positions, attn):
         started = time.perf_counter()
         self.hidden = self.model(ids, positions, attn)
-        Communication.forward_seconds += time.perf_counter() - started
+        Communication.model_seconds += time.perf_counter() - started
 
     def logits(self, index):
+        started = time.perf_counter()
         logits = self.model.compute_logits(self.hidden[index])
+        Communication.model_seconds += time.perf_counter() - started
         return logits.cpu() if dist.get_rank() == 0 else None
 
     def communication(self):
-        return dict(forward_s=Communication.forward_seconds, collective_s=Communication.seconds)
+        return dict(model_s=Communication.model_seconds, collective_s=Communication.seconds,
+                    all_reduce_bytes=Communication.all_reduce_bytes,
+                    all_gather_bytes=Communication.all_gather_bytes)
 # ANCHOR_END: worker
 
 

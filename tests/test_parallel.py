@@ -32,7 +32,7 @@ def test_two_ranks_give_one_rank_s_tokens(checkpoints, arch):
     expected, _ = greedy(checkpoints[arch], engine="paged")
     got, split = greedy(checkpoints[arch], engine="paged", tensor_parallel_size=2)
     assert got == expected
-    assert 0 < split["collective_s"] < split["forward_s"], split
+    assert 0 < split["collective_s"] < split["model_s"], split
 
 
 @pytest.mark.parametrize("engine,backend", [("continuous", "sdpa"), ("paged", "triton"), ("continuous", "triton")])
@@ -89,3 +89,35 @@ def test_no_worker_outlives_its_engine(llama):
     gc.collect()
     assert not any(w.is_alive() for w in workers)
     assert not multiprocessing.active_children()
+
+
+def test_the_collectives_carry_what_collective_bytes_computes(llama):
+    from minicb.parallel import collective_bytes
+
+    engine = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
+    try:
+        before = engine.model.communication()
+        engine.add_request(list(range(3, 40)), SamplingParams(max_tokens=1))   # one step: 37 tokens, 1 sampled
+        engine.step()
+        after = engine.model.communication()
+    finally:
+        engine.close()
+    carried = {kind: after[f"{kind}_bytes"] - before[f"{kind}_bytes"] for kind in ("all_reduce", "all_gather")}
+    config = engine.model.config            # one rank's heads; hidden and vocabulary are whole
+    assert carried == collective_bytes(config, num_tokens=37, num_sampled=1, n=2, bytes_per_value=4)
+
+
+def test_the_real_model_splits_three_ways_and_refuses_two(smollm2):
+    """SmolLM2-135M has 9 query heads and 3 KV heads: 3 ranks divide them, 2 do not."""
+    with pytest.raises(ValueError, match="must divide the model's 9 attention heads"):
+        LLMEngine(smollm2, engine="paged", tensor_parallel_size=2)
+
+    def answer(**options):
+        llm = LLM(smollm2, engine="paged", max_model_len=128, **options)
+        try:
+            return llm.generate(["The capital of France is"], SamplingParams(max_tokens=8))[0].text
+        finally:
+            llm.llm_engine.close()
+
+    expected = answer()
+    assert "Paris" in expected and answer(tensor_parallel_size=3) == expected

@@ -19,7 +19,11 @@ VOCAB, EOS, MAX_MODEL_LEN = 11, 1, 64
 class FakeModel:
     """Next token = a function of the position, EOS now and then. No weights."""
     config = SimpleNamespace(num_hidden_layers=1, num_key_value_heads=1, head_dim=1, vocab_size=VOCAB)
-    embed_tokens = SimpleNamespace(weight=torch.zeros(1))
+    dtype = torch.float32
+
+    def new_kv_cache(self, *leading):
+        shape = (1, *leading, 1, 1)
+        return torch.zeros(shape), torch.zeros(shape)
 
     def __call__(self, ids, positions, attn):
         return positions.float()[:, None]                        # hidden [N, 1]
