@@ -315,12 +315,14 @@ def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict
             engine.step()
     assert len(steps) == decode_steps and all(s.kind == "decode" for s in steps)
     n = len(steps)
-    step, host = 1e3 * sum(s.duration for s in steps) / n, 1e3 * sum(s.host_time for s in steps) / n
+    step = 1e3 * sum(s.duration for s in steps) / n
+    host = 1e3 * sum(s.host_time for s in steps) / n
     if not parallel:
-        return dict(step_ms=step, host_ms=host, compute_ms=step - host, collective_ms=0.0, transport_ms=0.0)
+        return dict(step_ms=step, host_ms=host, compute_ms=step - host,
+                    collective_ms=0.0, transport_ms=0.0)
     after = engine.model.communication()
     model = 1e3 * (after["model_s"] - before["model_s"]) / n
     collective = 1e3 * (after["collective_s"] - before["collective_s"]) / n
-    return dict(step_ms=step, host_ms=host, compute_ms=model - collective, collective_ms=collective,
-                transport_ms=step - host - model)
+    return dict(step_ms=step, host_ms=host, compute_ms=model - collective,
+                collective_ms=collective, transport_ms=step - host - model)
 # ANCHOR_END: decode_split

@@ -111,7 +111,8 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     # (the 8B shape takes minutes to write). The recipe is written last: a
     # folder left half-written by an interrupted run does not match.
     recipe = dict(arch=arch, seed=seed, shape=shape, dtype=str(torch_dtype),
-                  max_position_embeddings=max_position_embeddings, num_layers=num_layers)
+                  max_position_embeddings=max_position_embeddings,
+                  num_layers=num_layers)
     if (path / RECIPE).is_file() and json.loads((path / RECIPE).read_text()) == recipe:
         return str(path)
     (path / RECIPE).unlink(missing_ok=True)

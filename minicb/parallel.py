@@ -49,9 +49,9 @@ def check_divisible(cfg, n: int):
 # ANCHOR: split
 def shard_model(model, rank: int, n: int):
     """Cut a whole Decoder down, in place, to rank ``rank``'s share of ``n``."""
-    cfg = model.config
-    heads, kv_heads, d = cfg.num_attention_heads // n, max(cfg.num_key_value_heads // n, 1), cfg.head_dim
-    first_kv_head = rank * cfg.num_key_value_heads // n      # ranks may share one when n > KV heads
+    cfg, d = model.config, model.config.head_dim
+    heads, kv_heads = cfg.num_attention_heads // n, max(cfg.num_key_value_heads // n, 1)
+    first_kv_head = rank * cfg.num_key_value_heads // n  # shared when n > KV heads
     for layer in model.layers:
         attn, mlp = layer.self_attn, layer.mlp
         keep_rows(attn.q_proj, rank * heads * d, heads * d)        # by output columns
@@ -65,14 +65,15 @@ def shard_model(model, rank: int, n: int):
         mlp.down_proj = RowParallelLinear(mlp.down_proj, rank * width, width)
     model.embed_tokens = VocabParallelEmbedding(model.embed_tokens.weight, rank, n)
     model.lm_head = VocabParallelHead(model.lm_head.weight, rank, n)
-    model.config = dataclasses.replace(cfg, num_attention_heads=heads, num_key_value_heads=kv_heads)
+    model.config = dataclasses.replace(cfg, num_attention_heads=heads,
+                                       num_key_value_heads=kv_heads)
 
 
 def keep_rows(linear: nn.Linear, start: int, count: int):
     """A column-parallel projection: this rank's output features only."""
-    linear.weight = nn.Parameter(linear.weight[start:start + count].clone(), requires_grad=False)
+    linear.weight = frozen(linear.weight[start:start + count])
     if linear.bias is not None:
-        linear.bias = nn.Parameter(linear.bias[start:start + count].clone(), requires_grad=False)
+        linear.bias = frozen(linear.bias[start:start + count])
 
 
 class RowParallelLinear(nn.Module):
@@ -81,13 +82,18 @@ class RowParallelLinear(nn.Module):
 
     def __init__(self, linear: nn.Linear, start: int, count: int):
         super().__init__()
-        self.weight = nn.Parameter(linear.weight[:, start:start + count].clone(), requires_grad=False)
+        self.weight = frozen(linear.weight[:, start:start + count])
         self.bias = linear.bias
 
     def forward(self, x):
         out = all_reduce(F.linear(x, self.weight))
         return out if self.bias is None else out + self.bias
 # ANCHOR_END: split
+
+
+def frozen(tensor) -> nn.Parameter:
+    """A copy of a slice, so that the whole tensor it came from can be freed."""
+    return nn.Parameter(tensor.clone(), requires_grad=False)
 
 
 # ANCHOR: vocab
@@ -105,12 +111,12 @@ class VocabParallelEmbedding(nn.Module):
     def __init__(self, weight, rank: int, n: int):
         super().__init__()
         self.start, self.end, _ = vocab_range(weight.shape[0], rank, n)
-        self.weight = nn.Parameter(weight[self.start:self.end].clone(), requires_grad=False)
+        self.weight = frozen(weight[self.start:self.end])
 
     def forward(self, ids):
         mine = (ids >= self.start) & (ids < self.end)
-        rows = F.embedding((ids - self.start).clamp(0, self.end - self.start - 1), self.weight)
-        return all_reduce(rows * mine.unsqueeze(-1))
+        local = (ids - self.start).clamp(0, self.end - self.start - 1)
+        return all_reduce(F.embedding(local, self.weight) * mine.unsqueeze(-1))
 
 
 class VocabParallelHead(nn.Module):
@@ -123,7 +129,7 @@ class VocabParallelHead(nn.Module):
         start, end, share = vocab_range(self.vocab_size, rank, n)
         padded = weight.new_zeros(share, weight.shape[1])
         padded[:end - start] = weight[start:end]
-        self.weight = nn.Parameter(padded, requires_grad=False)
+        self.weight = frozen(padded)
 
     def forward(self, hidden):
         shares = all_gather(F.linear(hidden, self.weight))
@@ -160,7 +166,7 @@ def all_gather(x):
 
 
 # ANCHOR: volume
-def collective_bytes(cfg, num_tokens: int, num_sampled: int, n: int, bytes_per_value: int) -> dict:
+def collective_bytes(cfg, num_tokens, num_sampled, n, bytes_per_value) -> dict:
     """The tensors one rank hands to collectives in a forward pass of
     ``num_tokens`` tokens, ``num_sampled`` of which get logits: an all-reduce of
     [tokens, hidden] after the embedding and after each layer's attention and
@@ -197,9 +203,11 @@ class TensorParallelModel:
     def __init__(self, path: str, config, model_config):
         check_divisible(model_config, config.tensor_parallel_size)
         self.n = config.tensor_parallel_size
-        self.config = dataclasses.replace(       # what one rank holds: for sizing its KV cache
-            model_config, num_attention_heads=model_config.num_attention_heads // self.n,
-            num_key_value_heads=max(model_config.num_key_value_heads // self.n, 1))
+        # What one rank holds, for sizing its share of the KV cache.
+        cfg, n = model_config, self.n
+        self.config = dataclasses.replace(
+            cfg, num_attention_heads=cfg.num_attention_heads // n,
+            num_key_value_heads=max(cfg.num_key_value_heads // n, 1))
         self.dtype = resolve_dtype(config.dtype)
         self.num_caches = 0
         context = torch.multiprocessing.get_context("spawn")
@@ -207,8 +215,9 @@ class TensorParallelModel:
         self.pipes, self.workers = [], []
         for rank in range(self.n):
             ours, theirs = context.Pipe()
-            worker = context.Process(target=worker_main, daemon=True, name=f"minicb-tp{rank}",
-                                     args=(rank, self.n, address, theirs, path, config))
+            worker = context.Process(target=worker_main, name=f"minicb-tp{rank}",
+                                     args=(rank, self.n, address, theirs, path, config),
+                                     daemon=True)
             worker.start()
             theirs.close()
             self.pipes.append(ours)
@@ -218,9 +227,10 @@ class TensorParallelModel:
         try:
             self.call("ready")
         except RuntimeError as error:
-            raise RuntimeError(f"{error}. A script that starts tensor-parallel workers must keep "
-                               "its code under `if __name__ == '__main__':` (each worker imports "
-                               "the script again)") from error
+            raise RuntimeError(
+                f"{error}. A script that starts tensor-parallel workers must keep its "
+                "code under `if __name__ == '__main__':`: each worker imports the "
+                "script again") from error
 
     def __call__(self, ids, positions, attn):
         self.call("forward", ids, positions, attn)
@@ -244,7 +254,7 @@ class TensorParallelModel:
         """Send one call to every worker; return rank 0's answer, or raise the
         first worker's error."""
         if not self.finalizer.alive:
-            raise RuntimeError("the engine is closed: its tensor-parallel workers have stopped")
+            raise RuntimeError("the engine is closed: its workers have stopped")
         message = dumps((method, args))
         for pipe in self.pipes:
             pipe.send_bytes(message)
@@ -305,9 +315,9 @@ def worker_main(rank, n, address, pipe, path, config):
         torch.set_num_threads(config.num_threads)
     else:
         torch.cuda.set_device(device)
-    dist.init_process_group("nccl" if device != "cpu" else "gloo", init_method=address, rank=rank,
-                            world_size=n, timeout=timedelta(minutes=5))
-    model = load_model(path, config.dtype, "cpu")      # whole, then cut: simple, not frugal
+    dist.init_process_group("gloo" if device == "cpu" else "nccl", init_method=address,
+                            rank=rank, world_size=n, timeout=timedelta(minutes=5))
+    model = load_model(path, config.dtype, "cpu")    # whole, then cut: not frugal
     shard_model(model, rank, n)
     model = model.to(device)
     model.rotary = Rotary(model.config, device)
@@ -356,7 +366,8 @@ class Worker:
         return logits.cpu() if dist.get_rank() == 0 else None
 
     def communication(self):
-        return dict(model_s=Communication.model_seconds, collective_s=Communication.seconds,
+        return dict(model_s=Communication.model_seconds,
+                    collective_s=Communication.seconds,
                     all_reduce_bytes=Communication.all_reduce_bytes,
                     all_gather_bytes=Communication.all_gather_bytes)
 # ANCHOR_END: worker

@@ -121,3 +121,18 @@ def test_the_real_model_splits_three_ways_and_refuses_two(smollm2):
 
     expected = answer()
     assert "Paris" in expected and answer(tensor_parallel_size=3) == expected
+
+
+def test_chapter_9_volumes_for_the_8b_shape():
+    """The table in chapter 9: per rank, bf16, from collective_bytes."""
+    from types import SimpleNamespace
+
+    from minicb.checkpoint import SHAPES
+    from minicb.parallel import collective_bytes
+
+    eight_b = SimpleNamespace(**SHAPES["llama-3.1-8b"])
+    mb = lambda n, tokens, sampled: {k: round(v / 1e6, 1) for k, v in                  # noqa: E731
+                                     collective_bytes(eight_b, tokens, sampled, n, 2).items()}
+    assert mb(2, 64, 64) == dict(all_reduce=34.1, all_gather=8.2)
+    assert mb(2, 2048, 1) == dict(all_reduce=1090.5, all_gather=0.1)
+    assert mb(8, 64, 64) == dict(all_reduce=34.1, all_gather=2.1)
