@@ -26,6 +26,7 @@ def greedy(path, **options):
         llm.llm_engine.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
 def test_two_ranks_give_one_rank_s_tokens(checkpoints, arch):
     """Qwen2's tiny model has one KV head: both ranks keep a copy of it."""
@@ -35,6 +36,7 @@ def test_two_ranks_give_one_rank_s_tokens(checkpoints, arch):
     assert 0 < split["collective_s"] < split["model_s"], split
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine,backend", [("continuous", "sdpa"), ("paged", "triton"), ("continuous", "triton")])
 def test_every_stage_and_backend_that_supports_it(llama, engine, backend):
     expected, _ = greedy(llama, engine=engine, attention_backend=backend)
@@ -42,6 +44,7 @@ def test_every_stage_and_backend_that_supports_it(llama, engine, backend):
     assert got == expected
 
 
+@pytest.mark.slow
 def test_preemption_and_aborts_online(llama):
     """Few blocks force preemption; an abort frees its blocks in every rank's cache alike."""
     def run(**options):
@@ -77,6 +80,7 @@ def test_bad_sizes_fail_before_any_process_starts(llama, options, message):
     assert not multiprocessing.active_children()
 
 
+@pytest.mark.slow
 def test_no_worker_outlives_its_engine(llama):
     closed = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
     workers = closed.model.workers
@@ -91,6 +95,7 @@ def test_no_worker_outlives_its_engine(llama):
     assert not multiprocessing.active_children()
 
 
+@pytest.mark.slow
 def test_the_collectives_carry_what_collective_bytes_computes(llama):
     from minicb.parallel import collective_bytes
 
@@ -107,6 +112,7 @@ def test_the_collectives_carry_what_collective_bytes_computes(llama):
     assert carried == collective_bytes(config, num_tokens=37, num_sampled=1, n=2, bytes_per_value=4)
 
 
+@pytest.mark.slow
 def test_the_real_model_splits_three_ways_and_refuses_two(smollm2):
     """SmolLM2-135M has 9 query heads and 3 KV heads: 3 ranks divide them, 2 do not."""
     with pytest.raises(ValueError, match="must divide the model's 9 attention heads"):
