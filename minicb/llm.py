@@ -169,6 +169,10 @@ class LLM:
         """The engine of the chosen stage, which runs the requests (``llm_engine.stage``)."""
         return self.llm_engine.stage
 
+    def close(self):
+        """Stop the tensor-parallel workers, if any (garbage collection does too)."""
+        self.llm_engine.close()
+
     def generate(self, prompts, sampling_params=None, use_tqdm=False) -> list[RequestOutput]:
         """prompts: strings or lists of token ids. sampling_params: one
         SamplingParams for all, or a list with one per prompt. Every prompt is

@@ -23,7 +23,7 @@ def greedy(path, **options):
         parallel = options.get("tensor_parallel_size", 1) > 1
         return tokens, llm.llm_engine.model.communication() if parallel else None
     finally:
-        llm.llm_engine.close()
+        llm.close()
 
 
 @pytest.mark.slow
@@ -123,7 +123,7 @@ def test_the_real_model_splits_three_ways_and_refuses_two(smollm2):
         try:
             return llm.generate(["The capital of France is"], SamplingParams(max_tokens=8))[0].text
         finally:
-            llm.llm_engine.close()
+            llm.close()
 
     expected = answer()
     assert "Paris" in expected and answer(tensor_parallel_size=3) == expected
