@@ -25,7 +25,7 @@ class RequestResult:
     ok: bool = False
     prompt_tokens: int = 0
     output_tokens: int = 0
-    ttft: float = 0.0
+    ttft: float | None = None        # None until the first chunk with a choice
     latency: float = 0.0
     itl: list[float] = field(default_factory=list)      # gaps between streamed chunks
     error: str = ""
@@ -48,16 +48,15 @@ async def send(client, model, prompt, max_tokens) -> RequestResult:
             extra_body={"ignore_eos": True})
         async for chunk in stream:
             now = time.perf_counter()
-            if chunk.choices and chunk.choices[0].text:
-                if not result.ttft:
-                    result.ttft = now - started
-                else:
-                    result.itl.append(now - last)
+            if chunk.choices and result.ttft is None:    # even if its text is held back
+                result.ttft, last = now - started, now
+            elif chunk.choices and chunk.choices[0].text:
+                result.itl.append(now - last)
                 last = now
             if chunk.usage:
                 result.output_tokens = chunk.usage.completion_tokens
         result.latency = time.perf_counter() - started
-        result.ok = result.output_tokens == max_tokens
+        result.ok = result.output_tokens == max_tokens and result.ttft is not None
         if not result.ok:
             result.error = f"got {result.output_tokens} tokens, asked for {max_tokens}"
     except Exception as error:         # a failed request is counted, not fatal

@@ -97,11 +97,16 @@ def frozen(tensor) -> nn.Parameter:
 
 
 # ANCHOR: vocab
-def vocab_range(vocab_size: int, rank: int, n: int) -> tuple[int, int, int]:
-    """This rank's token ids [start, end), and the padded share every rank holds."""
+def vocab_share(weight, rank: int, n: int):
+    """This rank's token ids [start, end) and its rows of ``weight``. Every rank
+    holds the same number of rows: a short last share is padded with zeros."""
+    vocab_size = weight.shape[0]
     share = math.ceil(vocab_size / n)
     start = min(rank * share, vocab_size)
-    return start, min(start + share, vocab_size), share
+    end = min(start + share, vocab_size)
+    rows = weight.new_zeros(share, weight.shape[1])
+    rows[:end - start] = weight[start:end]
+    return start, end, frozen(rows)
 
 
 class VocabParallelEmbedding(nn.Module):
@@ -110,26 +115,22 @@ class VocabParallelEmbedding(nn.Module):
 
     def __init__(self, weight, rank: int, n: int):
         super().__init__()
-        self.start, self.end, _ = vocab_range(weight.shape[0], rank, n)
-        self.weight = frozen(weight[self.start:self.end])
+        self.start, self.end, self.weight = vocab_share(weight, rank, n)
 
     def forward(self, ids):
         mine = (ids >= self.start) & (ids < self.end)
-        local = (ids - self.start).clamp(0, self.end - self.start - 1)
+        local = (ids - self.start).clamp(0, self.weight.shape[0] - 1)
         return all_reduce(F.embedding(local, self.weight) * mine.unsqueeze(-1))
 
 
 class VocabParallelHead(nn.Module):
     """Each rank scores its share of the vocabulary; an all-gather puts the
-    shares side by side. The last share may be short: padded with zero rows."""
+    shares side by side, and the padding's scores are cut off."""
 
     def __init__(self, weight, rank: int, n: int):
         super().__init__()
         self.vocab_size = weight.shape[0]
-        start, end, share = vocab_range(self.vocab_size, rank, n)
-        padded = weight.new_zeros(share, weight.shape[1])
-        padded[:end - start] = weight[start:end]
-        self.weight = frozen(padded)
+        _, _, self.weight = vocab_share(weight, rank, n)
 
     def forward(self, hidden):
         shares = all_gather(F.linear(hidden, self.weight))
@@ -254,20 +255,44 @@ class TensorParallelModel:
         """Send one call to every worker; return rank 0's answer, or raise the
         first worker's error."""
         if not self.finalizer.alive:
-            raise RuntimeError("the engine is closed: its workers have stopped")
-        message = dumps((method, args))
-        for pipe in self.pipes:
-            pipe.send_bytes(message)
+            raise RuntimeError("the engine is closed: its tensor-parallel workers have "
+                               "stopped (closed, or a call to them failed part way)")
         try:
-            answers = [pipe.recv() for pipe in self.pipes]
-        except (EOFError, ConnectionError) as error:       # a worker is gone
+            message = dumps((method, args))
+            for pipe in self.pipes:
+                pipe.send_bytes(message)
+            return self.answers()[0]
+        except BaseException as error:
+            # A call that failed part way leaves the ranks out of step: answers
+            # still in the pipes, or ranks waiting in a collective for one that
+            # raised. Nothing can resynchronise them, so they are stopped.
+            for worker in self.workers:
+                worker.kill()
             self.close()
-            raise RuntimeError(f"a tensor-parallel worker died (exit codes "
-                               f"{[w.exitcode for w in self.workers]})") from error
-        for ok, value in answers:
-            if not ok:
-                raise value
-        return answers[0][1]
+            if isinstance(error, (EOFError, ConnectionError)):       # a worker is gone
+                raise RuntimeError(f"a tensor-parallel worker died (exit codes "
+                                   f"{[w.exitcode for w in self.workers]})") from error
+            raise
+
+    def answers(self) -> list:
+        """Every rank's answer, taken as they come: the first error, or a worker
+        that exits, ends the wait at once rather than after the others' timeout."""
+        from multiprocessing.connection import wait
+
+        answers, pending = [None] * self.n, set(range(self.n))
+        while pending:
+            ready = wait([self.pipes[r] for r in pending]
+                         + [self.workers[r].sentinel for r in pending])
+            for rank in sorted(pending):
+                if self.pipes[rank] in ready or self.pipes[rank].poll():
+                    ok, value = self.pipes[rank].recv()
+                    if not ok:
+                        raise value
+                    answers[rank] = value
+                    pending.discard(rank)
+                elif self.workers[rank].sentinel in ready:
+                    raise EOFError(f"rank {rank} exited")
+        return answers
 
     def close(self):
         self.finalizer()
@@ -324,12 +349,13 @@ def worker_main(rank, n, address, pipe, path, config):
     worker = Worker(model, device)
     while True:
         try:
-            method, args = worker.loads(pipe.recv_bytes())
+            message = pipe.recv_bytes()
         except (EOFError, OSError):           # the driver closed the pipe, or is gone
             break
         try:
+            method, args = worker.loads(message)
             answer = (True, getattr(worker, method)(*args))
-        except Exception as error:        # the driver raises it; the worker serves on
+        except Exception as error:        # the driver raises it and stops the workers
             answer = (False, error)
         try:
             pipe.send(answer)

@@ -20,7 +20,8 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -218,8 +219,9 @@ class ServerMetrics:
 def make_app(engine, model_name: str, max_queued: int = 256):
     """The FastAPI app: OpenAI's completions, chat completions and models
     endpoints, and a health check, over one EngineLoop."""
-    from fastapi import FastAPI
+    from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
+    from jinja2 import TemplateError
     from fastapi.responses import Response, StreamingResponse
 
     from .demo import chat_prompt
@@ -236,8 +238,8 @@ def make_app(engine, model_name: str, max_queued: int = 256):
     @app.exception_handler(RequestValidationError)
     async def bad_request(_, error: RequestValidationError):
         first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"] if p != "body") or None
-        return refuse(f"{field or 'body'}: {first['msg']}", field)
+        param = ".".join(str(p) for p in first["loc"] if p != "body") or None
+        return refuse(f"{param or 'body'}: {first['msg']}", param)
 
     @app.get("/health")
     async def health():
@@ -255,18 +257,22 @@ def make_app(engine, model_name: str, max_queued: int = 256):
                                             "owned_by": "minicb"}]}
 
     @app.post("/v1/completions")
-    async def completions(body: CompletionRequest):
-        return await answer(body, body.prompt, "text_completion")
+    async def completions(body: CompletionRequest, request: Request):
+        return await answer(body, body.prompt, "text_completion", request)
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatRequest):
+    async def chat_completions(body: ChatRequest, request: Request):
         messages = [m.model_dump() for m in body.messages]
-        with loop_thread.tokenizer_lock:
-            prompt = chat_prompt(engine.tokenizer, messages)
-        return await answer(body, prompt, "chat.completion")
+        try:
+            with loop_thread.tokenizer_lock:
+                prompt = chat_prompt(engine.tokenizer, messages)
+        except (TemplateError, ValueError) as error:   # e.g. roles the template refuses
+            return refuse(f"messages: the model's chat template refused them: {error}",
+                          "messages")
+        return await answer(body, prompt, "chat.completion", request)
 
     # ANCHOR: answer
-    async def answer(body, prompt, kind):
+    async def answer(body, prompt, kind, request):
         if body.model != model_name:
             return refuse(f"model {body.model!r} is not served here; this server has "
                           f"{model_name!r}", "model")
@@ -287,18 +293,22 @@ def make_app(engine, model_name: str, max_queued: int = 256):
         if not loop_thread.try_submit(submission):
             return refuse(f"the server holds {max_queued} requests already; "
                           "retry later", None, status=429, kind="rate_limit_exceeded")
-        first = await submission.outbox.get()
-        if isinstance(first, Exception):          # refused by the engine's checks
-            field = "prompt" if kind == "text_completion" else "messages"
-            return refuse(str(first), field)
         tokens = TokenStream(engine.tokenizer, body.stop_strings(),
                              loop_thread.tokenizer_lock)
         answer = Answer(submission, kind, model_name, prompt_len, tokens, loop_thread,
+                        request.is_disconnected,
                         bool((body.stream_options or {}).get("include_usage")))
-        if body.stream:
-            return StreamingResponse(answer.events(first),
-                                     media_type="text/event-stream")
-        return await answer.whole(first)
+        try:
+            first = await answer.next_output()
+            if isinstance(first, Exception):          # refused by the engine's checks
+                param = "prompt" if kind == "text_completion" else "messages"
+                return refuse(str(first), param)
+            if body.stream:
+                return StreamingResponse(answer.events(first),
+                                         media_type="text/event-stream")
+            return await answer.whole(first)
+        except ClientGone:                   # nobody to answer; its request is aborted
+            return Response(status_code=499)
     # ANCHOR_END: answer
 
     return app
@@ -401,6 +411,10 @@ class TokenStream:
 # ANCHOR_END: token_stream
 
 
+class ClientGone(Exception):
+    """The client closed its connection before its answer was complete."""
+
+
 @dataclass
 class Answer:
     """One request's answer, in OpenAI's shapes: whole, or as server-sent events."""
@@ -410,9 +424,25 @@ class Answer:
     prompt_len: int
     tokens: TokenStream
     engine_loop: EngineLoop
+    client_gone: Callable[[], Awaitable[bool]]     # Starlette's request.is_disconnected
     include_usage: bool = False
+    checked: float = field(default_factory=time.monotonic)   # when client_gone was asked
 
     # ANCHOR: outputs
+    async def next_output(self):
+        """The request's next output. Twice a second, whether outputs come or
+        not (a long queue, a long prefill), it asks if the client is still there."""
+        while True:
+            if time.monotonic() - self.checked > 0.5:
+                self.checked = time.monotonic()
+                if await self.client_gone():
+                    self.engine_loop.abort(self.submission.request_id)
+                    raise ClientGone
+            try:
+                return await asyncio.wait_for(self.submission.outbox.get(), 0.5)
+            except TimeoutError:
+                pass
+
     async def outputs(self, first):
         """The request's StepOutputs until it finishes or a stop string ends it.
         If the reader goes away (the client disconnected), the request is aborted."""
@@ -423,7 +453,7 @@ class Answer:
                 yield out
                 if done or self.tokens.stopped:
                     return
-                out = await self.submission.outbox.get()
+                out = await self.next_output()
         finally:
             if not done:                  # a stop string, or nobody is reading any more
                 self.engine_loop.abort(self.submission.request_id)
@@ -447,6 +477,11 @@ class Answer:
             yield self.event(chunk, {"role": "assistant", "content": ""}, None)
         last = first
         async for last in self.outputs(first):
+            if last.finish_reason == "error":         # a failed step: say so, then end
+                error = {"message": last.error, "type": "server_error", "param": None,
+                         "code": None}
+                yield f"data: {json.dumps({'error': error})}\n\n"
+                break
             self.tokens.add(last)
             final = last.finished or self.tokens.stopped
             text = self.tokens.new_text(final)
@@ -454,7 +489,7 @@ class Answer:
                 yield self.event(chunk, text, None)
             if final:
                 yield self.event(chunk, "", self.finish_reason(last))
-        if self.include_usage:                # OpenAI's stream_options: a chunk with usage alone
+        if self.include_usage and last.finish_reason != "error":  # stream_options: a chunk with usage alone
             body = dict(self.envelope(chunk), choices=[], usage=self.usage(last))
             yield f"data: {json.dumps(body)}\n\n"
         yield "data: [DONE]\n\n"

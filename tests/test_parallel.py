@@ -96,6 +96,50 @@ def test_no_worker_outlives_its_engine(llama):
 
 
 @pytest.mark.slow
+def test_a_call_that_fails_part_way_stops_the_workers(llama):
+    """A worker's error, or an interrupt between a call and its answers, leaves the
+    ranks out of step: the caller gets the error, every worker stops, and the
+    engine refuses what follows instead of reading stale answers."""
+    import torch
+
+    from minicb.parallel import RemoteRows
+
+    failing = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
+    failing.add_request([3, 4, 5], SamplingParams(max_tokens=4))
+    failing.step()
+    with pytest.raises(IndexError):          # row 99 of a 3-token forward pass, on each rank
+        failing.model.compute_logits(RemoteRows(torch.tensor([99])))
+    interrupted = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
+    interrupted.add_request([3, 4, 5], SamplingParams(max_tokens=4))
+
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    interrupted.model.answers = ctrl_c       # Ctrl-C after the call went out
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.step()
+    for engine in (failing, interrupted):
+        assert not any(w.is_alive() for w in engine.model.workers)
+        with pytest.raises(RuntimeError, match="the engine is closed"):
+            engine.model.communication()
+    assert not multiprocessing.active_children()
+
+
+def test_a_short_last_vocabulary_share_is_padded():
+    """9 tokens on 4 ranks: shares of 3, the last one empty but the same shape."""
+    import torch
+
+    from minicb.parallel import vocab_share
+
+    weight = torch.arange(18.0).reshape(9, 2)
+    shares = [vocab_share(weight, rank, 4) for rank in range(4)]
+    assert [(start, end) for start, end, _ in shares] == [(0, 3), (3, 6), (6, 9), (9, 9)]
+    assert all(rows.shape == (3, 2) for _, _, rows in shares)
+    assert torch.equal(torch.cat([rows for _, _, rows in shares])[:9], weight)
+    assert not shares[3][2].any()
+
+
+@pytest.mark.slow
 def test_the_collectives_carry_what_collective_bytes_computes(llama):
     from minicb.parallel import collective_bytes
 

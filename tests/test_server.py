@@ -4,6 +4,7 @@ naming the field and costs nothing else, and too many requests get a 429."""
 import asyncio
 import contextlib
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -160,6 +161,56 @@ def test_bad_input_is_a_400_naming_the_field_and_costs_nothing(server, body, fie
     wait_until_idle(engine)
 
 
+def test_a_conversation_the_chat_template_refuses_is_a_400(server):
+    url, engine, _ = server
+    template = engine.tokenizer.chat_template
+    engine.tokenizer.chat_template = (
+        "{% for m in messages %}{% if m.role not in ['system', 'user', 'assistant'] %}"
+        "{{ raise_exception('unknown role ' + m.role) }}{% endif %}{{ m.content }}{% endfor %}")
+    try:
+        status, answer = post(url, "/v1/chat/completions", {
+            "model": NAME, "messages": [{"role": "wizard", "content": "Hi"}]})
+    finally:
+        engine.tokenizer.chat_template = template
+    assert status == 400 and answer["error"]["param"] == "messages", answer
+    assert "unknown role wizard" in answer["error"]["message"], answer
+    assert post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})[0] == 200
+
+
+def send_and_hang_up(url, body, after_s):
+    """A raw HTTP request whose client closes the connection before the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(body).encode()
+    with socket.create_connection((host, int(port))) as connection:
+        connection.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: minicb\r\n"
+                           b"Content-Type: application/json\r\n"
+                           + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        time.sleep(after_s)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_that_hangs_up_before_its_first_token_is_aborted(checkpoints, stream):
+    """Twice a second, while a request waits for its outputs, the server asks whether
+    its client is still there, and aborts it if not: for a whole answer this is the
+    only way to notice; for a stream, Starlette notices too once the stream has begun."""
+    with running_server(checkpoints["llama"]) as (url, engine, engine_loop):
+        step = engine.step
+
+        def slow_step():              # 20 steps of 0.3 s: the answer takes 6 s
+            time.sleep(0.3)
+            return step()
+
+        engine.step = slow_step
+        send_and_hang_up(url, {"model": NAME, "prompt": "Hi", "max_tokens": 20, "stream": stream,
+                               "ignore_eos": True}, after_s=0.1)
+        deadline = time.monotonic() + 4
+        while engine_loop.aborted == 0:
+            assert time.monotonic() < deadline, "the request was not aborted"
+            time.sleep(0.05)
+        wait_until_idle(engine)
+        assert metric(url, "minicb_requests_finished_total") == 0
+
+
 def test_more_requests_than_the_server_holds_get_a_429(checkpoints):
     with running_server(checkpoints["llama"], max_queued=2) as (url, engine, _):
         async def one(c):
@@ -253,6 +304,12 @@ def test_a_failing_step_ends_the_live_requests_with_an_error_and_the_server_keep
         status, answer = post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 4,
                                                        "ignore_eos": True})
         assert status == 200 and answer["usage"]["completion_tokens"] == 4
+        calls.clear()                 # and streamed: an error event, not a quiet end
+        with pytest.raises(openai.APIError, match="a bug in a step"):
+            for _ in client(url).completions.create(model=NAME, prompt="Hi", max_tokens=4,
+                                                    stream=True):
+                pass
+        wait_until_idle(engine)
 
 
 def test_a_server_process_answers_like_llm_generate_and_stops_on_exit(checkpoints):
