@@ -103,6 +103,23 @@ def test_every_listing_fits_the_page(md, target, anchor):
         "\n".join(wide)
 
 
-def test_no_listing_is_quoted_twice():
-    quoted = [(target, anchor) for _, target, anchor in includes()]
-    assert len(quoted) == len(set(quoted)), sorted({q for q in quoted if quoted.count(q) > 1})
+def quoted_lines(md, target, anchor) -> range:
+    """The line numbers (from 0) an include quotes: an anchor's lines, or the whole file."""
+    lines = (md.parent / target).read_text().splitlines()
+    if not anchor:
+        return range(len(lines))
+    start = next(i for i, line in enumerate(lines) if line.endswith(f"ANCHOR: {anchor}"))
+    end = next(i for i, line in enumerate(lines) if line.endswith(f"ANCHOR_END: {anchor}"))
+    return range(start + 1, end)
+
+
+def test_no_line_of_code_is_quoted_twice():
+    """Not the same anchor twice, nor an anchor inside another one the book quotes."""
+    quoted_by = {}
+    for md, target, anchor in includes():
+        path = (md.parent / target).resolve()
+        for i in quoted_lines(md, target, anchor):
+            where = f"{md.name} ({anchor})"
+            assert (path, i) not in quoted_by, \
+                f"{path.name} line {i + 1} is quoted by {quoted_by[path, i]} and by {where}"
+            quoted_by[path, i] = where

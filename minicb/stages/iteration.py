@@ -62,7 +62,6 @@ class Scheduler:
         return ScheduledBatch(running + ([] if self.num_preemptions > preemptions
                                          else self.admit(budget)))
 
-    # ANCHOR: schedule_running
     def schedule_running(self, budget) -> list[tuple[Request, int]]:
         """Every running request computes its next tokens; if KV memory runs
         out, the most recently admitted request is preempted to make room."""
@@ -82,7 +81,6 @@ class Scheduler:
                 entries.append((request, n))
                 budget -= n
         return entries
-    # ANCHOR_END: schedule_running
 
     def admit(self, budget) -> list[tuple[Request, int]]:
         """First come, first served: admit from the head of the queue while the
@@ -113,7 +111,6 @@ class Scheduler:
         """The tokens whose K/V the request needs: its prompt and its output so far."""
         return len(request.all_token_ids)
 
-    # ANCHOR: tokens_to_compute
     def tokens_to_compute(self, request, budget) -> int:
         """All uncomputed tokens, or with chunked prefill as many as the
         budget allows; 0 if they do not fit this step."""
@@ -124,7 +121,6 @@ class Scheduler:
                 remaining > self.config.max_num_batched_tokens:
             return min(remaining, budget)
         return remaining if remaining <= budget else 0
-    # ANCHOR_END: tokens_to_compute
 # ANCHOR_END: scheduler
 
     def admission_open(self) -> bool:

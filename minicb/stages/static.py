@@ -51,7 +51,6 @@ class PaddedBatchKVCache:
 class StaticEngine(RunToCompletionEngine):
     name = "static"
 
-    # ANCHOR: next_batch
     def next_batch(self):
         """Whatever has arrived, up to max_batch_size, in arrival order. With
         bucket_by_length, the waiting requests are first sorted by expected
@@ -62,7 +61,6 @@ class StaticEngine(RunToCompletionEngine):
                                         key=lambda r: r.params.max_tokens))
         size = min(len(self.waiting), self.config.max_batch_size)
         return [self.waiting.popleft() for _ in range(size)]
-    # ANCHOR_END: next_batch
 
     def run_batch(self, batch):
         """A generator: one forward pass per next(), yielding the requests it
