@@ -5,6 +5,7 @@ import json
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -65,6 +66,9 @@ def test_the_readme_server_answers_its_curl_and_bench_serve_examples_and_stops_o
     [bench] = [a for a in minicb_commands() if a[3:5] == ["bench", "serve"]]
     curl = re.search(r"curl -s (\S+) .*?-d '(.*?)'", README, re.S)
     url, body = "http://" + curl.group(1), curl.group(2)
+    port = int(re.search(r":(\d+)/", url).group(1))
+    with socket.socket() as probe:          # else another server would answer in its place
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, f"port {port} is in use: stop what holds it"
     server = subprocess.Popen([sys.executable, *argv[1:]], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:
