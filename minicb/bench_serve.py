@@ -57,7 +57,9 @@ async def send(client, model, prompt, max_tokens) -> RequestResult:
                 result.output_tokens = chunk.usage.completion_tokens
         result.latency = time.perf_counter() - started
         result.ok = result.output_tokens == max_tokens and result.ttft is not None
-        if not result.ok:
+        if result.ttft is None:
+            result.error = "the stream carried no choice"
+        elif not result.ok:
             result.error = f"got {result.output_tokens} tokens, asked for {max_tokens}"
     except Exception as error:         # a failed request is counted, not fatal
         result.error = f"{type(error).__name__}: {error}"

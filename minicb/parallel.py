@@ -257,26 +257,26 @@ class TensorParallelModel:
         if not self.finalizer.alive:
             raise RuntimeError("the engine is closed: its tensor-parallel workers have "
                                "stopped (closed, or a call to them failed part way)")
+        message = dumps((method, args))
         try:
-            message = dumps((method, args))
             for pipe in self.pipes:
                 pipe.send_bytes(message)
-            return self.answers()[0]
-        except BaseException as error:
-            # A call that failed part way leaves the ranks out of step: answers
-            # still in the pipes, or ranks waiting in a collective for one that
-            # raised. Nothing can resynchronise them, so they are stopped.
-            for worker in self.workers:
-                worker.kill()
-            self.close()
-            if isinstance(error, (EOFError, ConnectionError)):       # a worker is gone
-                raise RuntimeError(f"a tensor-parallel worker died (exit codes "
-                                   f"{[w.exitcode for w in self.workers]})") from error
+            answers = self.answers()
+        except (ConnectionError, EOFError) as error:     # a pipe broke: a worker died
+            raise self.died() from error
+        except BaseException:             # e.g. Ctrl-C while the workers run the call
+            self.stop_now()
             raise
+        for ok, value in answers:
+            if not ok:                    # a worker raised: the ranks are out of step
+                self.stop_now()
+                raise value
+        return answers[0][1]
 
-    def answers(self) -> list:
-        """Every rank's answer, taken as they come: the first error, or a worker
-        that exits, ends the wait at once rather than after the others' timeout."""
+    def answers(self) -> list[tuple[bool, object]]:
+        """Every rank's (ok, answer), taken as they come; a worker's error, or a
+        worker that exits, ends the wait at once rather than after the others'
+        timeout in a collective."""
         from multiprocessing.connection import wait
 
         answers, pending = [None] * self.n, set(range(self.n))
@@ -285,14 +285,26 @@ class TensorParallelModel:
                          + [self.workers[r].sentinel for r in pending])
             for rank in sorted(pending):
                 if self.pipes[rank] in ready or self.pipes[rank].poll():
-                    ok, value = self.pipes[rank].recv()
-                    if not ok:
-                        raise value
-                    answers[rank] = value
+                    answers[rank] = self.pipes[rank].recv()
+                    if not answers[rank][0]:
+                        return [answers[rank]]
                     pending.discard(rank)
                 elif self.workers[rank].sentinel in ready:
                     raise EOFError(f"rank {rank} exited")
         return answers
+
+    def died(self) -> RuntimeError:
+        codes = [w.exitcode for w in self.workers]       # before the others are stopped
+        self.stop_now()
+        return RuntimeError(f"a tensor-parallel worker died (exit codes {codes})")
+
+    def stop_now(self):
+        """A call failed part way, leaving the ranks out of step: answers still in
+        the pipes, or ranks waiting in a collective for one that raised. Nothing
+        can resynchronise them, so every worker is stopped."""
+        for worker in self.workers:
+            worker.kill()
+        self.close()
 
     def close(self):
         self.finalizer()

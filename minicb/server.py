@@ -476,19 +476,22 @@ class Answer:
         if self.kind != "text_completion":
             yield self.event(chunk, {"role": "assistant", "content": ""}, None)
         last = first
-        async for last in self.outputs(first):
-            if last.finish_reason == "error":         # a failed step: say so, then end
-                error = {"message": last.error, "type": "server_error", "param": None,
-                         "code": None}
-                yield f"data: {json.dumps({'error': error})}\n\n"
-                break
-            self.tokens.add(last)
-            final = last.finished or self.tokens.stopped
-            text = self.tokens.new_text(final)
-            if text:
-                yield self.event(chunk, text, None)
-            if final:
-                yield self.event(chunk, "", self.finish_reason(last))
+        try:
+            async for last in self.outputs(first):
+                if last.finish_reason == "error":         # a failed step: say so, then end
+                    error = {"message": last.error, "type": "server_error", "param": None,
+                             "code": None}
+                    yield f"data: {json.dumps({'error': error})}\n\n"
+                    break
+                self.tokens.add(last)
+                final = last.finished or self.tokens.stopped
+                text = self.tokens.new_text(final)
+                if text:
+                    yield self.event(chunk, text, None)
+                if final:
+                    yield self.event(chunk, "", self.finish_reason(last))
+        except ClientGone:        # seen here before Starlette saw it: nobody to send to
+            return
         if self.include_usage and last.finish_reason != "error":  # stream_options: a chunk with usage alone
             body = dict(self.envelope(chunk), choices=[], usage=self.usage(last))
             yield f"data: {json.dumps(body)}\n\n"

@@ -80,6 +80,18 @@ def test_bad_sizes_fail_before_any_process_starts(llama, options, message):
     assert not multiprocessing.active_children()
 
 
+def test_more_ranks_than_gpus_is_refused(monkeypatch):
+    """Checked on a CPU by pretending to have one GPU."""
+    import torch
+
+    from minicb import EngineConfig
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ValueError, match="tensor_parallel_size=2 needs 2 GPUs, this machine has 1"):
+        EngineConfig(engine="paged", device="cuda", tensor_parallel_size=2)
+
+
 @pytest.mark.slow
 def test_no_worker_outlives_its_engine(llama):
     closed = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)

@@ -191,16 +191,23 @@ def send_and_hang_up(url, body, after_s):
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_client_that_hangs_up_before_its_first_token_is_aborted(checkpoints, stream):
     """Twice a second, while a request waits for its outputs, the server asks whether
-    its client is still there, and aborts it if not: for a whole answer this is the
-    only way to notice; for a stream, Starlette notices too once the stream has begun."""
+    its client is still there, and aborts it if not, without waiting for an output:
+    for a whole answer nothing else would notice; for a stream, Starlette would, but
+    only once the stream has begun."""
     with running_server(checkpoints["llama"]) as (url, engine, engine_loop):
-        step = engine.step
+        step, steps_done, aborts = engine.step, [], []
 
-        def slow_step():              # 20 steps of 0.3 s: the answer takes 6 s
-            time.sleep(0.3)
-            return step()
+        def slow_step():          # the first output after 1.5 s, past the first check
+            time.sleep(1.5 if not steps_done else 0.3)
+            outputs = step()
+            steps_done.append(1)
+            return outputs
 
-        engine.step = slow_step
+        def abort(request_id, abort=engine_loop.abort):
+            aborts.append(len(steps_done))         # how many steps had run when asked
+            abort(request_id)
+
+        engine.step, engine_loop.abort = slow_step, abort
         send_and_hang_up(url, {"model": NAME, "prompt": "Hi", "max_tokens": 20, "stream": stream,
                                "ignore_eos": True}, after_s=0.1)
         deadline = time.monotonic() + 4
@@ -208,6 +215,7 @@ def test_a_client_that_hangs_up_before_its_first_token_is_aborted(checkpoints, s
             assert time.monotonic() < deadline, "the request was not aborted"
             time.sleep(0.05)
         wait_until_idle(engine)
+        assert aborts[0] == 0, aborts              # asked during the first step
         assert metric(url, "minicb_requests_finished_total") == 0
 
 
