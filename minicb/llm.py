@@ -14,7 +14,7 @@ from .metrics import RunMetrics
 from .parallel import TensorParallelModel
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
-from .sampling import SamplingParams, make_generator
+from .sampling import SamplingParams, is_real, make_generator
 from .stages import engine_class
 
 
@@ -92,37 +92,68 @@ class LLMEngine:
 
     def stream(self, prompt, params: SamplingParams | None = None):
         """Yield one StepOutput each time this request gets a token. Other
-        queued requests advance too (they share the steps)."""
+        queued requests advance too (they share the steps). Leaving early
+        (break, close(), or dropping the generator) aborts the request."""
         request_id = self.add_request(prompt, params)
-        while request_id in self.stage.unfinished:
-            outputs = self.step()
-            yield from (o for o in outputs if o.request_id == request_id)
-            if not outputs:
-                time.sleep(1e-3)       # nothing ready (e.g. a batch window still open)
+        request = self.requests[request_id]
+        try:
+            while not request.finished:
+                outputs = self.step()
+                yield from (o for o in outputs if o.request_id == request_id)
+                if not outputs:
+                    time.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
+        finally:
+            if not request.finished:   # left early: its id is still this request's
+                self.abort(request_id)
 # ANCHOR_END: llm_engine
 
     # ANCHOR: validation
     def make_request(self, prompt, params, arrival_time=None, request_id=None, label=None) -> Request:
         """Check one prompt and build its Request; errors name the request and the bad value."""
-        params = SamplingParams() if params is None else params
         if label is None:
-            label = "request" if request_id is None else f"request {request_id!r}"
-        if not isinstance(params, SamplingParams):
-            raise ValueError(f"{label}: sampling params must be SamplingParams, got {params!r}")
+            label = "request" if request_id is None else f"request {short(request_id)}"
+        params = self.checked_params(label, params)
         request_id = self.free_request_id(label, request_id)
-        ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-        if not ids:
-            raise ValueError(f"{label}: the prompt is empty")
-        ids = [self.check_token_id(label, t) for t in ids]
+        ids = self.prompt_token_ids(label, prompt)
         if len(ids) + params.max_tokens > self.config.max_model_len:
             raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
                              f"exceeds max_model_len {self.config.max_model_len}")
+        arrival_time = self.checked_arrival_time(label, arrival_time)
         request = Request(ids, params, self.model.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
                           generator=make_generator(params, self.generator))
         self.stage.check_request(request, label)
-        request.metrics.arrival_time = time.perf_counter() if arrival_time is None else arrival_time
+        request.metrics.arrival_time = arrival_time
         return request
+
+    def checked_params(self, label, params) -> SamplingParams:
+        """The request's own checked copy: what the caller does to theirs later
+        cannot reach a step."""
+        if params is None:
+            return SamplingParams()
+        if not isinstance(params, SamplingParams):
+            raise ValueError(f"{label}: sampling params must be SamplingParams, got {short(params)}")
+        try:
+            params = params.copy()
+            for token in params.stop_token_ids:
+                self.check_token_id(label, token, what="stop token id")
+        except ValueError as error:
+            raise ValueError(f"{label}: {error}") from None
+        return params
+
+    def prompt_token_ids(self, label, prompt) -> list[int]:
+        """A prompt is text, or a sequence of token ids: a list, a tuple, or a
+        1-D numpy array or tensor."""
+        if isinstance(prompt, str):
+            check_text(prompt, f"{label}: prompt")
+            ids = self.tokenizer.encode(prompt)
+        elif is_sequence(prompt) and getattr(prompt, "ndim", 1) == 1:
+            ids = [self.check_token_id(label, t) for t in prompt]
+        else:
+            raise ValueError(f"{label}: prompt must be text or a list of token ids, got {short(prompt)}")
+        if not ids:
+            raise ValueError(f"{label}: the prompt is empty")
+        return ids
 
     def free_request_id(self, label, request_id) -> str:
         """Ids are strings (7 and "7" are one id) and no two live requests share
@@ -131,19 +162,35 @@ class LLMEngine:
             request_id = new_request_id()
             while request_id in self.stage.unfinished:
                 request_id = new_request_id()
+        elif not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            raise ValueError(f"{label}: request_id must be a string or an integer, got {short(request_id)}")
         elif str(request_id) in self.stage.unfinished:
             raise ValueError(f"{label}: request_id {request_id!r} is already in use")
         return str(request_id)
 
-    def check_token_id(self, label, token) -> int:
+    def check_token_id(self, label, token, what="token id") -> int:
         try:
+            if isinstance(token, bool) or getattr(token, "dtype", None) == torch.bool:
+                raise TypeError                     # True is 1 to Python, not a token
             token = operator.index(token)           # ints, numpy ints, 0-d integer tensors
         except TypeError:
-            raise ValueError(f"{label}: token id {token!r} is not an integer") from None
+            raise ValueError(f"{label}: {what} {short(token)} is not an integer") from None
         if not 0 <= token < self.model.config.vocab_size:
-            raise ValueError(f"{label}: token id {token} is outside the vocabulary "
+            raise ValueError(f"{label}: {what} {token} is outside the vocabulary "
                              f"[0, {self.model.config.vocab_size})")
         return token
+
+    @staticmethod
+    def checked_arrival_time(label, arrival_time) -> float:
+        """A time on time.perf_counter()'s clock, not in the future: a request
+        that arrives later would hold a dynamic batch's window open until then."""
+        now = time.perf_counter()
+        if arrival_time is None:
+            return now
+        if not is_real(arrival_time) or arrival_time > now:
+            raise ValueError(f"{label}: arrival_time must be a time.perf_counter() reading "
+                             f"no later than now ({now:.3f}), got {short(arrival_time)}")
+        return float(arrival_time)
     # ANCHOR_END: validation
 
 
@@ -177,8 +224,14 @@ class LLM:
         """prompts: strings or lists of token ids. sampling_params: one
         SamplingParams for all, or a list with one per prompt. Every prompt is
         checked before any work runs; outputs come back in prompt order."""
+        if not isinstance(use_tqdm, bool):
+            raise ValueError(f"use_tqdm must be True or False, got {short(use_tqdm)}")
         if is_one_prompt(prompts):
             prompts = [prompts]
+        elif not is_sequence(prompts):
+            raise ValueError(f"prompts must be text, a list of token ids, or a list of those; "
+                             f"got {short(prompts)}")
+        prompts = list(prompts)
         params = params_per_prompt(prompts, sampling_params)
         requests = [self.llm_engine.make_request(p, sp, label=f"request {i}")
                     for i, (p, sp) in enumerate(zip(prompts, params))]
@@ -213,6 +266,9 @@ def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
         sampling_params = SamplingParams()
     if isinstance(sampling_params, SamplingParams):
         return [sampling_params] * len(prompts)
+    if not isinstance(sampling_params, (list, tuple)):
+        raise ValueError(f"sampling_params must be SamplingParams or a list of them, "
+                         f"got {short(sampling_params)}")
     params = list(sampling_params)
     if len(params) != len(prompts):
         raise ValueError(f"got {len(params)} sampling_params for {len(prompts)} prompts")
@@ -230,3 +286,24 @@ def is_one_prompt(prompts) -> bool:
         return True
     except (StopIteration, TypeError):
         return False
+
+
+def is_sequence(x) -> bool:
+    """A list, a tuple, or an array or tensor of at least one dimension."""
+    return isinstance(x, (list, tuple)) or getattr(x, "ndim", 0) >= 1
+
+
+def check_text(text: str, what: str):
+    """Text must be encodable as UTF-8: a lone surrogate ("\\ud800", which JSON
+    can carry) is not a character, and tokenizers refuse it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{what}: character {error.start} is {text[error.start]!r}, a lone "
+                         "surrogate, which is not text (it has no UTF-8 encoding)") from None
+
+
+def short(value, limit=60) -> str:
+    """repr(value), cut to limit characters: an error names a bad value, not a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

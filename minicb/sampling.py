@@ -1,5 +1,6 @@
 """SamplingParams: how a request asks its tokens to be picked, and when to stop.
 The sampler that reads them, shared by every stage, is in ``stages/base.py``."""
+import dataclasses
 import math
 import operator
 from dataclasses import dataclass, field
@@ -7,13 +8,26 @@ from dataclasses import dataclass, field
 import torch
 
 
+# bool is an int in Python: top_k=True must not pass for top_k=1.
+def is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_real(x) -> bool:
+    """A finite int or float (not a bool, nan or infinity)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
 # ANCHOR: sampling_params
 @dataclass
 class SamplingParams:
     """How to pick each next token, and when to stop (vLLM's names).
 
-    temperature 0 means greedy. top_k 0 and top_p 1.0 switch those filters
-    off. seed makes one request's sampling reproducible whatever else is in
+    temperature 0 means greedy, and so does any temperature below 1e-5 (as in
+    vLLM): so sharp a distribution is greedy but for near-ties, and in fp32 a
+    temperature under about 1e-45 is 0, which would turn the logits into nan.
+    top_k 0 and top_p 1.0 switch those filters off; the best token always
+    survives top_p, however small. seed makes one request's sampling reproducible whatever else is in
     its batch. Generation stops at max_tokens, at an EOS token (unless
     ignore_eos) or at any of stop_token_ids.
     """
@@ -26,13 +40,6 @@ class SamplingParams:
     ignore_eos: bool = False
 
     def __post_init__(self):
-        # bool is an int in Python: top_k=True must not pass for top_k=1.
-        def is_int(x):
-            return isinstance(x, int) and not isinstance(x, bool)
-
-        def is_real(x):
-            return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
         if not is_int(self.max_tokens) or self.max_tokens < 1:
             raise ValueError(f"max_tokens must be an integer >= 1, got {self.max_tokens!r}")
         if not is_real(self.temperature) or self.temperature < 0:
@@ -58,7 +65,19 @@ class SamplingParams:
         if index is None or isinstance(token, bool) or index < 0:
             raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
         return index
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature < GREEDY_BELOW
+
+    def copy(self) -> "SamplingParams":
+        """A checked copy (every rule above is applied again): each request keeps
+        its own, so changing the caller's object afterwards cannot reach a step."""
+        return dataclasses.replace(self)
 # ANCHOR_END: sampling_params
+
+
+GREEDY_BELOW = 1e-5       # a temperature this low samples greedily (SamplingParams.greedy)
 
 
 def make_generator(params: SamplingParams, engine_generator: torch.Generator) -> torch.Generator:

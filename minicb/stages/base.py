@@ -161,7 +161,7 @@ class Sampler:
     def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
         """One token per row, or, for a row whose sampling raised, the exception:
         one request's failure must not cost the others their tokens."""
-        if all(p.temperature == 0 for p in params):
+        if all(p.greedy for p in params):
             return logits.argmax(dim=-1).tolist()
         return [self._sample_row_or_error(row, p, g)
                 for row, p, g in zip(logits, params, generators)]
@@ -170,7 +170,7 @@ class Sampler:
         """The same tokens as a tensor on logits' device, and {row: exception}
         for rows that failed (their entry in the tensor is 0). A greedy batch
         never leaves the device, so the host need not wait for it."""
-        if all(p.temperature == 0 for p in params):
+        if all(p.greedy for p in params):
             return logits.argmax(dim=-1), {}
         tokens = self(logits, params, generators)
         errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
@@ -186,7 +186,7 @@ class Sampler:
 
     @staticmethod
     def _sample_row(logits, p: SamplingParams, generator) -> int:
-        if p.temperature == 0:                     # greedy
+        if p.greedy:
             return int(logits.argmax())
         # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
         # -inf (never selected) instead of the best going to +inf (and softmax to nan).
@@ -205,7 +205,8 @@ def keep_top_p(probs, top_p):
     """Zero every token outside the smallest set whose probability reaches top_p."""
     sorted_probs, order = probs.sort(descending=True)
     mass_before = sorted_probs.cumsum(0) - sorted_probs      # probability of strictly better tokens
-    sorted_probs[mass_before >= top_p] = 0.0                 # the best token always stays
+    # The best token always stays: top_p may round to 0 in the probabilities' dtype.
+    sorted_probs[1:][mass_before[1:] >= top_p] = 0.0
     kept = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
     return kept / kept.sum()
 
