@@ -5,6 +5,7 @@ import sys
 import typing
 
 from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
+from .server import MAX_REQUEST_BYTES
 from .stages import STAGES
 from .workload import PRESETS
 
@@ -74,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.add_argument("--max-queued-requests", type=int, default=256,
                        help="requests held at once, running and waiting; more get a 429")
+    serve.add_argument("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES,
+                       help="a request body larger than this is refused (413) before it is read")
     add_engine_options(serve)
 
     bench = command("bench", "replay one workload against several engines "
@@ -168,9 +171,12 @@ def serve(args):
     from .server import make_app
 
     if args.max_queued_requests < 1:
-        raise ValueError(f"max_queued_requests must be >= 1, got {args.max_queued_requests}")
+        raise ValueError(f"--max-queued-requests must be >= 1, got {args.max_queued_requests}")
+    if args.max_request_bytes < 1:
+        raise ValueError(f"--max-request-bytes must be >= 1, got {args.max_request_bytes}")
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
-    app = make_app(engine, args.served_model_name or args.model, args.max_queued_requests)
+    app = make_app(engine, args.served_model_name or args.model, args.max_queued_requests,
+                   args.max_request_bytes)
     uvicorn.run(app, host=args.host, port=args.port)       # Ctrl-C: stops after the current step
 
 

@@ -293,14 +293,16 @@ def is_sequence(x) -> bool:
     return isinstance(x, (list, tuple)) or getattr(x, "ndim", 0) >= 1
 
 
-def check_text(text: str, what: str):
+def check_text(text: str, what: str | None = None) -> str:
     """Text must be encodable as UTF-8: a lone surrogate ("\\ud800", which JSON
     can carry) is not a character, and tokenizers refuse it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ValueError(f"{what}: character {error.start} is {text[error.start]!r}, a lone "
-                         "surrogate, which is not text (it has no UTF-8 encoding)") from None
+        raise ValueError(f"{what + ': ' if what else ''}character {error.start} is "
+                         f"{text[error.start]!r}, a lone surrogate, which is not text "
+                         "(it has no UTF-8 encoding)") from None
+    return text
 
 
 def short(value, limit=60) -> str:

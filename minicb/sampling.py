@@ -66,10 +66,6 @@ class SamplingParams:
             raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
         return index
 
-    @property
-    def greedy(self) -> bool:
-        return self.temperature < GREEDY_BELOW
-
     def copy(self) -> "SamplingParams":
         """A checked copy (every rule above is applied again): each request keeps
         its own, so changing the caller's object afterwards cannot reach a step."""
@@ -77,7 +73,7 @@ class SamplingParams:
 # ANCHOR_END: sampling_params
 
 
-GREEDY_BELOW = 1e-5       # a temperature this low samples greedily (SamplingParams.greedy)
+GREEDY_BELOW = 1e-5       # a temperature this low samples greedily (the Sampler in stages/base.py)
 
 
 def make_generator(params: SamplingParams, engine_generator: torch.Generator) -> torch.Generator:

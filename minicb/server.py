@@ -8,9 +8,12 @@ SGLang's servers, without their separate processes.
 FastAPI (on Starlette, served by uvicorn) handles the HTTP: request bodies are
 pydantic models, so a malformed field is refused before it reaches the engine,
 and a streamed answer is a generator of server-sent events whose cancellation
-(the client went away) aborts the request.
+(the client went away) aborts the request. Prompts are tokenized once, on a
+worker thread; answers are detokenized a token at a time on the engine loop's:
+the event loop that every client shares only moves bytes.
 """
 import asyncio
+import copy
 import json
 import queue
 import socket
@@ -23,20 +26,26 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from .config import EngineConfig
+from .llm import check_text
 from .sampling import SamplingParams
+
+MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
 
 
 @dataclass
 class Submission:
     """What the engine loop needs to start a request, and where its outputs go."""
-    prompt: str | list[int]
+    prompt_token_ids: list[int]
     params: SamplingParams
-    outbox: asyncio.Queue                # StepOutputs, or a ValueError if refused
+    outbox: asyncio.Queue                # (StepOutput, new text), or a ValueError if refused
     loop: asyncio.AbstractEventLoop      # the event loop that reads the outbox
     request_id: str = ""
+    detokenizer: "Detokenizer" = None    # made by the engine loop, which alone uses it
 
     def __post_init__(self):
         # Chosen here, not by the engine, so that an abort can name it at any time.
@@ -54,9 +63,6 @@ class EngineLoop:
         self.in_flight = 0                               # submitted, not yet finished
         self.aborted = 0                                 # stopped before they finished
         self.metrics = None                              # a ServerMetrics, if serving
-        # A fast tokenizer may not be used by two threads at once ("Already borrowed"):
-        # the engine encodes prompts here, the handlers encode and decode there.
-        self.tokenizer_lock = threading.Lock()
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.run, name="minicb-engine", daemon=True)
 
@@ -100,12 +106,12 @@ class EngineLoop:
     def handle(self, command, item):
         if command == "add":
             try:
-                with self.tokenizer_lock:
-                    self.engine.add_request(item.prompt, item.params,
-                                            request_id=item.request_id)
+                self.engine.add_request(item.prompt_token_ids, item.params,
+                                        request_id=item.request_id)
             except ValueError as error:                  # refused: nothing was queued
                 self.finished(item, error)
                 return
+            item.detokenizer = Detokenizer(self.engine.tokenizer)
             self.submissions[item.request_id] = item
         elif command == "abort" and item in self.submissions:
             self.engine.abort(item)
@@ -131,7 +137,8 @@ class EngineLoop:
         submission = self.submissions.get(out.request_id)
         if submission is None:
             return
-        submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, out)
+        text = "" if out.error else submission.detokenizer.text(out)
+        submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, (out, text))
         if out.finished:
             del self.submissions[out.request_id]
             self.finished(submission, None)
@@ -151,6 +158,35 @@ class EngineLoop:
     def stop(self):
         self.inbox.put(("stop", None))
         self.thread.join()
+
+
+# ANCHOR: detokenizer
+class Detokenizer:
+    """A request's text, a token at a time, on the engine loop's thread. The
+    tokenizers library's DecodeStream keeps the few tokens whose character is
+    not yet whole (a multi-byte character split across tokens) and returns the
+    text that is. The last output's text comes from decoding the whole answer
+    once, so the text sent is exactly what decoding it at once gives."""
+
+    def __init__(self, tokenizer):
+        from tokenizers.decoders import DecodeStream
+
+        self.tokenizer, self.stream = tokenizer, DecodeStream(skip_special_tokens=True)
+        self.sent = 0                     # characters returned so far
+
+    def text(self, out) -> str:
+        """The new text that this StepOutput's tokens complete."""
+        if out.finished:
+            whole = self.tokenizer.decode(out.output_token_ids,
+                                          skip_special_tokens=True)
+            piece = whole[self.sent:]
+        else:
+            backend = self.tokenizer.backend_tokenizer
+            piece = "".join(self.stream.step(backend, token) or ""
+                            for token in out.new_token_ids)
+        self.sent += len(piece)
+        return piece
+# ANCHOR_END: detokenizer
 
 
 class ServerMetrics:
@@ -216,30 +252,45 @@ class ServerMetrics:
 
 
 # ---------------------------------------------------------------- the HTTP side
-def make_app(engine, model_name: str, max_queued: int = 256):
+def make_app(engine, model_name: str, max_queued: int = 256,
+             max_request_bytes: int = MAX_REQUEST_BYTES):
     """The FastAPI app: OpenAI's completions, chat completions and models
-    endpoints, and a health check, over one EngineLoop."""
+    endpoints, and a health check, over one EngineLoop. A body over
+    max_request_bytes is refused (413) before it is read."""
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
-    from jinja2 import TemplateError
     from fastapi.responses import Response, StreamingResponse
-
-    from .demo import chat_prompt
+    from starlette.exceptions import HTTPException
 
     loop_thread = EngineLoop(engine, max_queued)
     metrics = loop_thread.metrics = ServerMetrics(loop_thread)
+    encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
     app = FastAPI(title="minicb", lifespan=lifespan(loop_thread))
-    app.state.engine_loop = loop_thread
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
+    app.state.engine_loop, app.state.prompt_encoder = loop_thread, encoder
 
     def refuse(message, param, status=400, kind="invalid_request_error"):
         metrics.rejected.labels(str(status)).inc()
         return openai_error(message, param, status, kind)
 
+    # ANCHOR: errors
     @app.exception_handler(RequestValidationError)
     async def bad_request(_, error: RequestValidationError):
         first = error.errors()[0]
         param = ".".join(str(p) for p in first["loc"] if p != "body") or None
-        return refuse(f"{param or 'body'}: {first['msg']}", param)
+        message = ("unrecognized request argument" if first["type"] == "extra_forbidden"
+                   else first["msg"].removeprefix("Value error, "))
+        return refuse(f"{param or 'body'}: {message}", param)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_, error: HTTPException):
+        """Starlette's own refusals in OpenAI's shape: a body too large, one that
+        is not JSON at all (invalid UTF-8, nested too deep), an unknown path."""
+        message = error.detail
+        if error.status_code == 413:
+            message = f"the request body is larger than {max_request_bytes} bytes"
+        return refuse(message, None, error.status_code)
+    # ANCHOR_END: errors
 
     @app.get("/health")
     async def health():
@@ -262,46 +313,37 @@ def make_app(engine, model_name: str, max_queued: int = 256):
 
     @app.post("/v1/chat/completions")
     async def chat_completions(body: ChatRequest, request: Request):
-        messages = [m.model_dump() for m in body.messages]
-        try:
-            with loop_thread.tokenizer_lock:
-                prompt = chat_prompt(engine.tokenizer, messages)
-        except (TemplateError, ValueError) as error:   # e.g. roles the template refuses
-            return refuse(f"messages: the model's chat template refused them: {error}",
-                          "messages")
-        return await answer(body, prompt, "chat.completion", request)
+        return await answer(body, [m.model_dump() for m in body.messages], "chat.completion", request)
 
     # ANCHOR: answer
     async def answer(body, prompt, kind, request):
         if body.model != model_name:
             return refuse(f"model {body.model!r} is not served here; this server has "
                           f"{model_name!r}", "model")
-        if isinstance(prompt, list):                  # token ids
-            prompt_len = len(prompt)
-        else:
-            with loop_thread.tokenizer_lock:
-                prompt_len = len(engine.tokenizer.encode(prompt))
+        param = "prompt" if kind == "text_completion" else "messages"
+        try:     # on a worker thread: a long prompt must not stall the other clients
+            ids = await asyncio.to_thread(encoder.encode, prompt, param)
+        except ValueError as error:
+            return refuse(str(error), param)
         # OpenAI's default for completions is 16 tokens; a chat answer may fill the rest
-        room = engine.config.max_model_len - prompt_len
+        room = engine.config.max_model_len - len(ids)
         default = 16 if kind == "text_completion" else max(1, room)
         try:
             params = body.sampling_params(default)
         except ValueError as error:
             return refuse(str(error), str(error).split()[0])
-        submission = Submission(prompt, params, asyncio.Queue(),
+        submission = Submission(ids, params, asyncio.Queue(),
                                 asyncio.get_running_loop())
         if not loop_thread.try_submit(submission):
             return refuse(f"the server holds {max_queued} requests already; "
                           "retry later", None, status=429, kind="rate_limit_exceeded")
-        tokens = TokenStream(engine.tokenizer, body.stop_strings(),
-                             loop_thread.tokenizer_lock)
-        answer = Answer(submission, kind, model_name, prompt_len, tokens, loop_thread,
+        answer = Answer(submission, kind, model_name, len(ids),
+                        TextStream(body.stop_strings()), loop_thread,
                         request.is_disconnected,
                         bool((body.stream_options or {}).get("include_usage")))
         try:
             first = await answer.next_output()
             if isinstance(first, Exception):          # refused by the engine's checks
-                param = "prompt" if kind == "text_completion" else "messages"
                 return refuse(str(first), param)
             if body.stream:
                 return StreamingResponse(answer.events(first),
@@ -312,6 +354,80 @@ def make_app(engine, model_name: str, max_queued: int = 256):
     # ANCHOR_END: answer
 
     return app
+
+
+# ANCHOR: prompt_encoder
+class PromptEncoder:
+    """A request's prompt or messages as token ids, made once, on a worker thread.
+    It has a tokenizer of its own (the engine loop decodes with the engine's), and
+    refuses text that cannot fit in max_model_len before tokenizing it: no token
+    stands for more characters than the vocabulary's longest entry has."""
+
+    def __init__(self, tokenizer, max_model_len: int):
+        self.tokenizer = copy.deepcopy(tokenizer)
+        self.lock = threading.Lock()      # a fast tokenizer serves one thread at a time
+        longest = max(map(len, self.tokenizer.get_vocab()))
+        self.max_model_len, self.max_chars = max_model_len, max_model_len * longest
+
+    def encode(self, prompt, param: str) -> list[int]:
+        """prompt: text, token ids, or chat messages ({"role", "content"} dicts)."""
+        if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
+            return prompt                                    # the engine checks the ids
+        texts = [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+        chars = sum(map(len, texts))
+        if chars > self.max_chars:
+            raise ValueError(f"{param}: {chars} characters cannot fit in "
+                             f"max_model_len {self.max_model_len} tokens")
+        with self.lock:
+            if isinstance(prompt, str):
+                return self.tokenizer.encode(prompt)
+            return self.chat_ids(prompt)
+
+    def chat_ids(self, messages) -> list[int]:
+        from jinja2 import TemplateError
+
+        from .demo import chat_prompt
+
+        try:
+            prompt = chat_prompt(self.tokenizer, messages)
+        except (TemplateError, ValueError) as error:   # e.g. roles it does not know
+            raise ValueError("messages: the model's chat template refused them: "
+                             f"{error}") from None
+        return self.tokenizer.encode(prompt) if isinstance(prompt, str) else prompt
+# ANCHOR_END: prompt_encoder
+
+
+# ANCHOR: body_limit
+class BodyLimit:
+    """ASGI middleware: a request body larger than max_bytes is refused (413)
+    before it is read when its Content-Length says so, or as soon as it grows
+    past the limit (a chunked body has no length). It raises from the body's
+    reader, so the refusal reaches the app's own HTTPException handler."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from starlette.exceptions import HTTPException
+
+        # uvicorn's HTTP parser has checked that a Content-Length is a number
+        declared = int(dict(scope["headers"]).get(b"content-length", 0))
+        received = 0
+
+        async def limited_receive():
+            nonlocal received
+            if declared > self.max_bytes:
+                raise HTTPException(413)
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:
+                raise HTTPException(413)
+            return message
+
+        await self.app(scope, limited_receive, send)
+# ANCHOR_END: body_limit
 
 
 def lifespan(engine_loop: EngineLoop):
@@ -335,26 +451,71 @@ def openai_error(message, param, status=400, kind="invalid_request_error"):
 
 
 # ANCHOR: requests
+# Text without lone surrogates ("\ud800"), which JSON can carry and tokenizers refuse.
+Text = Annotated[str, AfterValidator(check_text)]
+
+# OpenAI fields minicb does not implement, with the values that switch them off: a
+# client may send them off (some SDKs always do); any other value is a 400 naming
+# the field. A field OpenAI does not have at all is a 400 too (extra="forbid").
+SWITCHED_OFF = {"logprobs": [False], "top_logprobs": [0], "echo": [False],
+                "best_of": [1], "suffix": [""], "logit_bias": [{}],
+                "frequency_penalty": [0, 0.0], "presence_penalty": [0, 0.0],
+                "tools": [[]], "tool_choice": ["none"],
+                "response_format": [{"type": "text"}]}
+
+
 class Answerable(BaseModel):
     """The fields completions and chat completions share (OpenAI's names, plus
     vLLM's stop_token_ids, top_k and ignore_eos). A field of the wrong type or
     range is refused with a 400 that names it."""
-    model_config = ConfigDict(strict=True, extra="ignore")
-    model: str
+    model_config = ConfigDict(strict=True, extra="forbid")
+    model: Text
     max_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(1.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
     top_k: int = Field(-1, ge=-1)                     # -1 or 0: off
     seed: int | None = None
-    stop: str | list[str] | None = None
+    stop: list[Text] | None = None                    # one string or several
     stop_token_ids: list[int] = []
     ignore_eos: bool = False
     n: int = Field(1, ge=1, le=1)                     # one answer per request
     stream: bool = False
     stream_options: dict | None = None       # {"include_usage": true}: a last chunk
+    user: str | None = None                  # who asked, for the client's records
+    logprobs: object = None                  # the rest: accepted only switched off
+    top_logprobs: object = None
+    echo: object = None
+    best_of: object = None
+    suffix: object = None
+    logit_bias: object = None
+    frequency_penalty: object = None
+    presence_penalty: object = None
+    tools: object = None
+    tool_choice: object = None
+    response_format: object = None
+
+    @field_validator(*SWITCHED_OFF)
+    @classmethod
+    def switched_off(cls, value, info):
+        if value is not None and not any(value == off and type(value) is type(off)
+                                         for off in SWITCHED_OFF[info.field_name]):
+            raise ValueError(f"{value!r:.40} is not supported by this server")
+        return value
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def one_stop_is_a_list_of_one(cls, stop):
+        return [stop] if isinstance(stop, str) else stop
+
+    @field_validator("stop")
+    @classmethod
+    def no_empty_stop(cls, stop):
+        if stop and "" in stop:
+            raise ValueError("an empty stop string would end every answer at once")
+        return stop
 
     def stop_strings(self) -> list[str]:
-        return [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        return self.stop or []
 
     def sampling_params(self, default_max_tokens: int) -> SamplingParams:
         return SamplingParams(max_tokens=self.max_tokens or default_max_tokens,
@@ -365,50 +526,64 @@ class Answerable(BaseModel):
 
 
 class CompletionRequest(Answerable):
-    prompt: str | list[int] = Field(min_length=1)
+    prompt: object                            # text or token ids, checked below
+
+    @field_validator("prompt")
+    @classmethod
+    def text_or_token_ids(cls, prompt):
+        if isinstance(prompt, str):
+            check_text(prompt)
+        elif not (isinstance(prompt, list) and all(type(t) is int for t in prompt)):
+            raise ValueError("must be text or a list of token ids, "
+                             f"got {type(prompt).__name__}")
+        if not prompt:
+            raise ValueError("the prompt is empty")
+        return prompt
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore")
-    role: str
-    content: str
+    model_config = ConfigDict(strict=True, extra="forbid")
+    role: Text
+    content: Text
+    name: Text | None = None                 # a speaker's name; the templates ignore it
 
 
 class ChatRequest(Answerable):
     messages: list[Message] = Field(min_length=1)
+    max_completion_tokens: int | None = Field(None, ge=1)    # OpenAI's newer max_tokens
+
+    def sampling_params(self, default_max_tokens: int) -> SamplingParams:
+        return super().sampling_params(self.max_completion_tokens or default_max_tokens)
 # ANCHOR_END: requests
 
 
-# ANCHOR: token_stream
-class TokenStream:
-    """A request's text as its tokens arrive, cut at the first stop string. Text
-    is sent only when it cannot change: not while it ends in half a multi-byte
-    character, and not while its tail could be the start of a stop string."""
+# ANCHOR: text_stream
+class TextStream:
+    """A request's text as it arrives, cut at the first stop string. Only text
+    that cannot change is sent: the last characters wait while they could be
+    the start of a stop string."""
 
-    def __init__(self, tokenizer, stops: list[str], lock):
-        self.tokenizer, self.stops, self.lock = tokenizer, stops, lock
-        self.text, self.sent, self.stopped = "", 0, False
+    def __init__(self, stops: list[str]):
+        self.stops, self.stopped = stops, False
+        self.hold = max((len(stop) - 1 for stop in stops), default=0)
+        self.pending = ""        # arrived, not sent: a stop string can begin only here
 
-    def add(self, out) -> bool:
-        """Take a request's latest StepOutput; True once a stop string appeared."""
-        with self.lock:
-            text = self.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
-        cuts = [text.find(stop) for stop in self.stops if stop in text]
+    def add(self, piece: str) -> bool:
+        """Take the next piece of text; True once a stop string appeared."""
+        text = self.pending + piece
+        cuts = [i for i in (text.find(stop) for stop in self.stops) if i >= 0]
         if cuts:
             text, self.stopped = text[:min(cuts)], True
-        self.text = text
+        self.pending = text
         return self.stopped
 
-    def new_text(self, final: bool) -> str:
-        end = len(self.text)
-        if not final:
-            end -= max((len(s) - 1 for s in self.stops), default=0)   # may start a stop
-            while end > self.sent and self.text[end - 1] == "\ufffd":
-                end -= 1                                             # half a character
-        piece = self.text[self.sent:max(end, self.sent)]
-        self.sent += len(piece)
+    def take(self, final: bool) -> str:
+        """The text that can no longer change, each character once."""
+        keep = 0 if final or self.stopped else self.hold
+        end = max(0, len(self.pending) - keep)
+        piece, self.pending = self.pending[:end], self.pending[end:]
         return piece
-# ANCHOR_END: token_stream
+# ANCHOR_END: text_stream
 
 
 class ClientGone(Exception):
@@ -422,7 +597,7 @@ class Answer:
     kind: str                      # "text_completion" or "chat.completion"
     model: str
     prompt_len: int
-    tokens: TokenStream
+    text: TextStream
     engine_loop: EngineLoop
     client_gone: Callable[[], Awaitable[bool]]     # Starlette's request.is_disconnected
     include_usage: bool = False
@@ -444,28 +619,30 @@ class Answer:
                 pass
 
     async def outputs(self, first):
-        """The request's StepOutputs until it finishes or a stop string ends it.
-        If the reader goes away (the client disconnected), the request is aborted."""
-        out, done = first, False
+        """(StepOutput, text that can no longer change) until the request finishes
+        or a stop string ends it. If the reader goes away (the client
+        disconnected), the request is aborted."""
+        (out, piece), done = first, False
         try:
             while True:
                 done = out.finished
-                yield out
-                if done or self.tokens.stopped:
+                stopped = self.text.add(piece)
+                yield out, self.text.take(final=done)
+                if done or stopped:
                     return
-                out = await self.next_output()
+                out, piece = await self.next_output()
         finally:
             if not done:                  # a stop string, or nobody is reading any more
                 self.engine_loop.abort(self.submission.request_id)
     # ANCHOR_END: outputs
 
     async def whole(self, first):
-        last = first
-        async for last in self.outputs(first):
-            self.tokens.add(last)
+        pieces = []
+        async for last, piece in self.outputs(first):
+            pieces.append(piece)
         if last.finish_reason == "error":
             return openai_error(last.error, None, status=500, kind="server_error")
-        text, reason = self.tokens.new_text(final=True), self.finish_reason(last)
+        text, reason = "".join(pieces), self.finish_reason(last)
         choice = ({"text": text} if self.kind == "text_completion"
                   else {"message": {"role": "assistant", "content": text}})
         return dict(self.envelope(self.kind), choices=[dict(index=0, finish_reason=reason, **choice)],
@@ -475,20 +652,17 @@ class Answer:
         chunk = "text_completion" if self.kind == "text_completion" else "chat.completion.chunk"
         if self.kind != "text_completion":
             yield self.event(chunk, {"role": "assistant", "content": ""}, None)
-        last = first
+        last = first[0]
         try:
-            async for last in self.outputs(first):
+            async for last, piece in self.outputs(first):
                 if last.finish_reason == "error":         # a failed step: say so, then end
                     error = {"message": last.error, "type": "server_error", "param": None,
                              "code": None}
                     yield f"data: {json.dumps({'error': error})}\n\n"
                     break
-                self.tokens.add(last)
-                final = last.finished or self.tokens.stopped
-                text = self.tokens.new_text(final)
-                if text:
-                    yield self.event(chunk, text, None)
-                if final:
+                if piece:
+                    yield self.event(chunk, piece, None)
+                if last.finished or self.text.stopped:
                     yield self.event(chunk, "", self.finish_reason(last))
         except ClientGone:        # seen here before Starlette saw it: nobody to send to
             return
@@ -511,7 +685,7 @@ class Answer:
                     model=self.model)
 
     def finish_reason(self, out) -> str:
-        if self.tokens.stopped or out.finish_reason in ("stop", "eos"):
+        if self.text.stopped or out.finish_reason in ("stop", "eos"):
             return "stop"
         return out.finish_reason or "stop"
 
@@ -528,12 +702,14 @@ class ServerThread:
             ...  # server.url, server.engine_loop
     """
 
-    def __init__(self, engine, model_name: str, max_queued: int = 256):
+    def __init__(self, engine, model_name: str, max_queued: int = 256,
+                 max_request_bytes: int = MAX_REQUEST_BYTES):
         import uvicorn
 
         self.port = free_port()
-        self.app = make_app(engine, model_name, max_queued)
+        self.app = make_app(engine, model_name, max_queued, max_request_bytes)
         self.engine_loop = self.app.state.engine_loop
+        self.prompt_encoder = self.app.state.prompt_encoder
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                                     log_level="warning"))

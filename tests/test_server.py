@@ -19,11 +19,11 @@ OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
 
 
 @contextlib.contextmanager
-def running_server(model, max_queued=256, **options):
+def running_server(model, max_queued=256, max_request_bytes=2**21, **options):
     from minicb.server import ServerThread
 
     engine = LLMEngine(model, engine="paged", **{**OPTIONS, **options})
-    with ServerThread(engine, NAME, max_queued) as server:
+    with ServerThread(engine, NAME, max_queued, max_request_bytes) as server:
         yield server.url, engine, server.engine_loop
 
 
@@ -161,20 +161,19 @@ def test_bad_input_is_a_400_naming_the_field_and_costs_nothing(server, body, fie
     wait_until_idle(engine)
 
 
-def test_a_conversation_the_chat_template_refuses_is_a_400(server):
-    url, engine, _ = server
-    template = engine.tokenizer.chat_template
-    engine.tokenizer.chat_template = (
-        "{% for m in messages %}{% if m.role not in ['system', 'user', 'assistant'] %}"
-        "{{ raise_exception('unknown role ' + m.role) }}{% endif %}{{ m.content }}{% endfor %}")
-    try:
-        status, answer = post(url, "/v1/chat/completions", {
+def test_a_conversation_the_chat_template_refuses_is_a_400(checkpoints):
+    from minicb.server import ServerThread
+
+    engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
+    with ServerThread(engine, NAME) as server:
+        server.prompt_encoder.tokenizer.chat_template = (      # prompts are encoded with this one
+            "{% for m in messages %}{% if m.role not in ['system', 'user', 'assistant'] %}"
+            "{{ raise_exception('unknown role ' + m.role) }}{% endif %}{{ m.content }}{% endfor %}")
+        status, answer = post(server.url, "/v1/chat/completions", {
             "model": NAME, "messages": [{"role": "wizard", "content": "Hi"}]})
-    finally:
-        engine.tokenizer.chat_template = template
-    assert status == 400 and answer["error"]["param"] == "messages", answer
-    assert "unknown role wizard" in answer["error"]["message"], answer
-    assert post(url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})[0] == 200
+        assert status == 400 and answer["error"]["param"] == "messages", answer
+        assert "unknown role wizard" in answer["error"]["message"], answer
+        assert post(server.url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 2})[0] == 200
 
 
 def send_and_hang_up(url, body, after_s):

@@ -22,7 +22,7 @@ from ..config import EngineConfig
 from ..metrics import StepRecord
 from ..model import Decoder
 from ..request import Request
-from ..sampling import SamplingParams
+from ..sampling import GREEDY_BELOW, SamplingParams
 
 # Outside a measured run an engine keeps only its most recent step records, so
 # one that serves for days holds a bounded log (a record lists every batch row).
@@ -161,7 +161,7 @@ class Sampler:
     def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
         """One token per row, or, for a row whose sampling raised, the exception:
         one request's failure must not cost the others their tokens."""
-        if all(p.greedy for p in params):
+        if all(greedy(p) for p in params):
             return logits.argmax(dim=-1).tolist()
         return [self._sample_row_or_error(row, p, g)
                 for row, p, g in zip(logits, params, generators)]
@@ -170,7 +170,7 @@ class Sampler:
         """The same tokens as a tensor on logits' device, and {row: exception}
         for rows that failed (their entry in the tensor is 0). A greedy batch
         never leaves the device, so the host need not wait for it."""
-        if all(p.greedy for p in params):
+        if all(greedy(p) for p in params):
             return logits.argmax(dim=-1), {}
         tokens = self(logits, params, generators)
         errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
@@ -186,7 +186,7 @@ class Sampler:
 
     @staticmethod
     def _sample_row(logits, p: SamplingParams, generator) -> int:
-        if p.greedy:
+        if greedy(p):
             return int(logits.argmax())
         # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
         # -inf (never selected) instead of the best going to +inf (and softmax to nan).
@@ -199,6 +199,10 @@ class Sampler:
             probs = keep_top_p(probs, p.top_p)
         return int(torch.multinomial(probs.cpu(), 1, generator=generator))
 # ANCHOR_END: sampler
+
+
+def greedy(p: SamplingParams) -> bool:
+    return p.temperature < GREEDY_BELOW
 
 
 def keep_top_p(probs, top_p):
