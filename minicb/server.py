@@ -35,6 +35,7 @@ from .llm import check_text
 from .sampling import SamplingParams
 
 MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
+DRAIN_BYTES = 2**26            # a refused body is read and dropped up to 64 MiB (BodyLimit)
 
 
 @dataclass
@@ -400,9 +401,9 @@ class PromptEncoder:
 # ANCHOR: body_limit
 class BodyLimit:
     """ASGI middleware: a request body larger than max_bytes is refused (413)
-    before it is read when its Content-Length says so, or as soon as it grows
-    past the limit (a chunked body has no length). It raises from the body's
-    reader, so the refusal reaches the app's own HTTPException handler."""
+    without being parsed or kept: at once when its Content-Length says so, or as
+    soon as it grows past the limit (a chunked body has no length). It raises
+    from the body's reader, so the refusal reaches the app's own handlers."""
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
@@ -412,18 +413,34 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         from starlette.exceptions import HTTPException
 
+        headers = dict(scope["headers"])
         # uvicorn's HTTP parser has checked that a Content-Length is a number
-        declared = int(dict(scope["headers"]).get(b"content-length", 0))
-        received = 0
+        declared = int(headers.get(b"content-length", 0))
+        received, more = 0, True
+
+        async def refuse():
+            # A server that answers and closes while the client is still sending
+            # resets the connection, and the client sees that instead of the 413:
+            # so read the rest and drop it (up to DRAIN_BYTES), unless the client
+            # asked to hear first ("Expect: 100-continue") and will send nothing.
+            nonlocal received, more
+            if headers.get(b"expect", b"").lower() == b"100-continue" and not received:
+                more = False
+            while more and received < DRAIN_BYTES:
+                message = await receive()
+                received += len(message.get("body", b""))
+                more = message.get("more_body", False)
+            raise HTTPException(413)
 
         async def limited_receive():
-            nonlocal received
+            nonlocal received, more
             if declared > self.max_bytes:
-                raise HTTPException(413)
+                await refuse()
             message = await receive()
             received += len(message.get("body", b""))
+            more = message.get("more_body", False)
             if received > self.max_bytes:
-                raise HTTPException(413)
+                await refuse()
             return message
 
         await self.app(scope, limited_receive, send)

@@ -38,21 +38,19 @@ async def exchange(port, path, body: bytes, *, chunked=False, declared=None, wri
                    read_gaps=0.0, hang_up_after=None, method="POST"):
     """One request on its own connection (Connection: close). Returns (status, body),
     or None when this client hung up after hang_up_after bytes of the answer (0:
-    before it began). A body declared over the limit is not sent, as a client
-    that asks "Expect: 100-continue" would not; a chunked one over the limit is
-    sent up to one byte past it and not ended: what a refused client had sent is
-    then all read, so the server's close cannot reset the connection under its answer."""
+    before it began). A declared length that is not the body's own is sent with
+    "Expect: 100-continue" and no body: the server must answer without waiting for it."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         length = len(body) if declared is None else declared
-        framing = b"Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {length}\r\n".encode()
+        framing = (b"Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {length}\r\n".encode()
+                   + (b"Expect: 100-continue\r\n" if declared is not None else b""))
         head = (f"{method} {path} HTTP/1.1\r\nHost: attack\r\nConnection: close\r\n".encode()
                 + b"Content-Type: application/json\r\n" + framing + b"\r\n")
-        over = len(body) > LIMIT
-        if chunked and over:
-            body = body[:LIMIT + 1]
-        if not (write_gaps or chunked):          # at once: a 404 need not wait for a second piece
-            writer.write(head + (b"" if over or declared else body))
+        if declared is not None:
+            writer.write(head)
+        elif not (write_gaps or chunked):        # at once, as most clients send a small body
+            writer.write(head + body)
         else:
             writer.write(head)
             step = max(1, -(-len(body) // 3))
@@ -60,7 +58,7 @@ async def exchange(port, path, body: bytes, *, chunked=False, declared=None, wri
                 writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
                 await writer.drain()
                 await asyncio.sleep(write_gaps)
-            if chunked and not over:
+            if chunked:
                 writer.write(b"0\r\n\r\n")
         await writer.drain()
         if hang_up_after == 0:              # gone before the answer began
