@@ -37,7 +37,7 @@ def _ragged_attention_kernel(
     if tl.program_id(0) * (BLOCK_M // HEADS) >= num_queries:
         # the grid is sized for the longest sequence; this one is shorter
         return
-    kv_start = tl.load(SEQ_STARTS + seq)
+    kv_start = tl.load(SEQ_STARTS + seq).to(tl.int64)     # rows * stride may pass 2**31
     context_len = tl.load(SEQ_LENS + seq)
     causal_tile(Q + q_start * stride_qt, K + kv_start * stride_kt,
                 V + kv_start * stride_kt, O + q_start * stride_ot,

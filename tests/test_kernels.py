@@ -201,3 +201,40 @@ def test_bytes_model_follows_causal_tiles_and_splits():
     # Three splits load the query three times, and write and read back fp32 partial outputs.
     whole, split = (attention_bytes([1], [40], 4, 4, 64, torch.float32, num_splits=n)["grid"] for n in (1, 3))
     assert split - whole == 2 * (4 * 64 * 4) + 2 * 3 * 4 * (64 + 1) * 4
+
+
+def sparse_cache(folder, name, rows, kv_heads, head_dim):
+    """A [rows, kv_heads, head_dim] fp16 cache mapped from a sparse file: only the
+    pages a test writes or a kernel reads take memory, so it can pass 2**32 values."""
+    path = folder / name
+    with open(path, "wb") as f:
+        f.truncate(rows * kv_heads * head_dim * 2)
+    return torch.from_file(str(path), shared=True, size=rows * kv_heads * head_dim,
+                           dtype=torch.float16).view(rows, kv_heads, head_dim)
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="a CPU test of the interpreter's 32-bit offsets")
+@pytest.mark.parametrize("kernel", ["ragged", "paged", "paged, split-KV"])
+def test_a_cache_row_past_2_to_the_32_values_is_read_where_it_is(tmp_path, kernel):
+    """Offsets into the cache are 64-bit: row r of a [rows, KVH, d] cache starts r * KVH * d
+    values in, and in 32 bits a row 2**32 values in would read row 0 instead."""
+    from minicb.kernels.paged_attention import paged_attention
+
+    kv_heads, head_dim, block = 2, 64, 16
+    far_row = 2**32 // (kv_heads * head_dim)                 # wraps to row 0 in 32 bits
+    k, v = (sparse_cache(tmp_path, name, far_row + block, kv_heads, head_dim) for name in "kv")
+    torch.manual_seed(0)
+    for cache in (k, v):                                     # different values near and far
+        cache[:block] = torch.randn(block, kv_heads, head_dim, dtype=torch.float16)
+        cache[far_row:] = torch.randn(block, kv_heads, head_dim, dtype=torch.float16)
+    q = torch.randn(1, 4, head_dim, dtype=torch.float16)
+    cu, lens = torch.tensor([0, 1], dtype=torch.int32), torch.tensor([block], dtype=torch.int32)
+    if kernel == "ragged":
+        starts = torch.tensor([far_row], dtype=torch.int32)
+        out = ragged_attention(q, k, v, cu, lens, starts, 1)
+        expected = reference.ragged_attention(q, k, v, cu, lens, starts, 1)
+    else:
+        tables = torch.tensor([[far_row // block]], dtype=torch.int32)
+        out = paged_attention(q, k, v, cu, lens, tables, block, 1, num_splits=2 if "split" in kernel else 1)
+        expected = reference.paged_attention(q, k, v, cu, lens, tables, block, 1)
+    torch.testing.assert_close(out, expected, **TOLERANCE[torch.float16])
