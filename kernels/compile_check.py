@@ -1,7 +1,8 @@
 """Compile every kernel the engines launch for a real GPU, without one.
 
     python -m minicb.kernels.compile_check            # the quick matrix, sm_90
-    python -m minicb.kernels.compile_check --full     # every case, sm_90 and sm_80
+    python -m minicb.kernels.compile_check --full     # every case for sm_90 and sm_80,
+                                                      # the quick matrix for sm_89 and sm_75
 
 Triton can compile for a named target (``GPUTarget("cuda", 90, 32)``) all
 the way to a cubin, with the ptxas its wheel ships: no GPU and no driver.
@@ -36,8 +37,11 @@ HEAD_DIMS = (64, 80, 128)
 GROUPS = (1, 3, 4, 8)                    # query heads per KV head (3: a group that is no power of two)
 QUERY_LENS = (1, 3, 5, 9, 17, 33, 64)    # new tokens per sequence: decode, then every tile height
 SPLITS = (2, 3, 5, 9)                    # split-KV ranges: every power-of-two bucket up to 16
-ARCHS = (90, 80)                         # H100, A100
-SHARED_LIMIT = {90: 232448, 80: 166912}  # the most dynamic shared memory a block may ask for
+ARCHS = (90, 80)                         # H100, A100: every case with --full
+QUICK_ARCHS = (89, 75)                   # L4, T4 (a free hosted notebook's GPU): the quick matrix
+# The most dynamic shared memory a block may ask for.
+SHARED_LIMIT = {90: 232448, 80: 166912, 89: 101376, 75: 65536}
+BF16_FROM = 80                           # bf16 needs sm_80; older GPUs run fp16
 
 
 @dataclass
@@ -210,20 +214,40 @@ def distinct(launches):
     return kept
 
 
-def matrix(full: bool):
-    """The quick matrix: bf16 at head_dim 128 with GQA 1, 4 and 8 (the GPU
-    figures' shapes), fp16 and fp32 at one group each, sm_90 only. --full:
-    every dtype x head_dim x group. Both: every tile height, every split bucket."""
+def matrix(full: bool, arch: int):
+    """The quick matrix: bf16 (fp16 below sm_80) at head_dim 128 with GQA 1, 4
+    and 8 (the GPU figures' shapes), fp16 and fp32 at one group each. Full:
+    every dtype x head_dim x group. Both: every tile height, every split bucket.
+    The host wrappers choose tiles for ``arch``, as they would on that GPU."""
+    from . import online_softmax
+
+    half = torch.bfloat16 if arch >= BF16_FROM else torch.float16
     if full:
-        cases = itertools.product(DTYPES, HEAD_DIMS, GROUPS)
+        dtypes = [d for d in DTYPES if d != torch.bfloat16 or arch >= BF16_FROM]
+        cases = itertools.product(dtypes, HEAD_DIMS, GROUPS)
     else:
-        cases = [(torch.bfloat16, 128, g) for g in (1, 4, 8)] + [(torch.float16, 80, 4), (torch.float32, 64, 3)]
-    return [engine_launches(*case) for case in cases]
+        cases = [(half, 128, g) for g in (1, 4, 8)] + [(torch.float16, 80, 4), (torch.float32, 64, 3)]
+    chosen, online_softmax.TARGET_ARCH = online_softmax.TARGET_ARCH, arch
+    try:
+        return [launch for case in cases for launch in engine_launches(*case)]
+    finally:
+        online_softmax.TARGET_ARCH = chosen
 
 
-def run(full: bool, archs) -> list[Compiled]:
-    launches = distinct([launch for case in matrix(full) for launch in case])
-    return [check(launch, arch) for arch in archs for launch in launches]
+def plan(full: bool, archs=None) -> list[tuple[int, bool]]:
+    """(arch, whole matrix?) pairs: --arch as given (quick, or whole with --full);
+    else sm_90 quick, or with --full sm_90 and sm_80 whole, sm_89 and sm_75 quick."""
+    if archs:
+        return [(arch, full) for arch in archs]
+    return [(arch, True) for arch in ARCHS] + [(arch, False) for arch in QUICK_ARCHS] if full \
+        else [(ARCHS[0], False)]
+
+
+def run(full: bool, archs=None) -> list[Compiled]:
+    rows = []
+    for arch, whole in plan(full, archs):
+        rows += [check(launch, arch) for launch in distinct(matrix(whole, arch))]
+    return rows
 
 
 def report(rows: list[Compiled]) -> str:
@@ -243,15 +267,21 @@ def report(rows: list[Compiled]) -> str:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="every dtype, head_dim, GQA group and tile")
-    parser.add_argument("--arch", type=int, nargs="+", help="compute capabilities (default: 90, or 90 80 with --full)")
+    parser.add_argument("--full", action="store_true",
+                        help="every dtype, head_dim, GQA group and tile (sm_90, sm_80), and the quick "
+                             "matrix for sm_89 and sm_75")
+    parser.add_argument("--arch", type=int, nargs="+", help="compute capabilities to compile for "
+                        "(default: 90; with --full, 90 80 89 75)")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         # Importing minicb turned the interpreter on (no GPU here): start again with it off.
         env = {**os.environ, "TRITON_INTERPRET": "0"}
         os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *(argv or sys.argv[1:])], env)
-    rows = run(args.full, args.arch or (ARCHS if args.full else ARCHS[:1]))
+    unknown = [arch for arch in args.arch or () if arch not in SHARED_LIMIT]
+    if unknown:
+        parser.error(f"--arch {unknown[0]}: choose from {sorted(SHARED_LIMIT)}")
+    rows = run(args.full, args.arch)
     print(report(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -62,10 +62,22 @@ def launch_options(q, k_cache, num_queries, pack_heads=True):
     if q.dtype not in SUPPORTED_DTYPES:
         raise ValueError(f"attention kernels support {SUPPORTED_DTYPES}, got {q.dtype}")
     return tile_options(q.dtype, q.shape[-1], q.shape[-2] // k_cache.shape[-2],
-                        num_queries, pack_heads)
+                        num_queries, pack_heads, gpu_arch(q.device))
 
 
-def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
+def gpu_arch(device) -> int:
+    """The GPU's compute capability as one number (75, 80, 90, ...). Off a GPU,
+    TARGET_ARCH: the compile check sets it to the GPU it compiles for."""
+    if device.type != "cuda":
+        return TARGET_ARCH
+    major, minor = torch.cuda.get_device_capability(device)
+    return 10 * major + minor
+
+
+TARGET_ARCH = 90
+
+
+def tile_options(dtype, head_dim, group, num_queries, pack_heads=True, arch=90):
     """A tile's rows are (query, head) pairs: HEADS query heads that share one
     KV head, times BLOCK_M // HEADS queries. Packing a KV head's whole GQA
     group into one program (HEADS = group) makes it read that head's K and V
@@ -78,14 +90,17 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True):
     fp32 = dtype.itemsize == 4
     # Sizes where no kernel spills a register, read off the compile check
     # (python -m minicb.kernels.compile_check --full: head dims 64, 80 and 128,
-    # sm_80 and sm_90, Triton 3.6 and 3.9; head dims above 128 passed one run for
-    # sm_90). An exact fp32 dot runs on the CUDA cores with its operands in
-    # registers, so fp32 tiles are short and get 8 warps. ptxas does not reliably
-    # spill less as tiles shrink: this is a table, not a formula.
+    # sm_80 and sm_90, Triton 3.6 and 3.9, and the quick matrix for sm_89 and
+    # sm_75; head dims above 128 passed one run for sm_90). An exact fp32 dot
+    # runs on the CUDA cores with its operands in registers, so fp32 tiles are
+    # short and get 8 warps. ptxas does not reliably spill less as tiles
+    # shrink: this is a table, not a formula.
     if fp32:
         max_rows, block_n = (32 if block_d <= 128 else 16), 16
     else:
         max_rows, block_n = (64 if block_d <= 64 else 32), 32
+        if arch < 80 and block_d > 64:       # a T4 (sm_75) spills the 32-row tile
+            max_rows = 16
     # The largest share of the group that fits a tile and divides the group evenly.
     heads = (max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0)
              if pack_heads else 1)

@@ -7,7 +7,8 @@ asking for more shared memory than the GPU has fails the test.
 
 - The default run compiles the quick matrix for sm_90.
 - MINICB_COMPILE_CHECK=full compiles every dtype x head_dim x GQA group x
-  tile height x split bucket for sm_90 and sm_80 (the same as
+  tile height x split bucket for sm_90 and sm_80, and the quick matrix for
+  sm_89 (L4) and sm_75 (T4, fp16) (the same as
   ``python -m minicb.kernels.compile_check --full`` from a shell).
 - MINICB_EXTRA_TRITON=<folder> also runs it with the Triton installed in
   that folder (``pip install --no-deps --target <folder> triton==3.6.0``,
@@ -59,7 +60,8 @@ def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_fol
     assert data["triton"] == triton_version(triton_folder)     # the Triton we meant compiled it
     rows = data["rows"]
     assert {r["kernel"] for r in rows} == KERNELS
-    assert {r["arch"] for r in rows} == ({90, 80} if FULL else {90})
+    assert {r["arch"] for r in rows} == ({90, 80, 89, 75} if FULL else {90})
+    assert not any(r["arch"] < 80 and "bfloat16" in r["case"] for r in rows)      # a T4 has no bf16
     failed = [r for r in rows if not r["ok"]]
     assert not failed, "\n".join(f"{r['kernel']} sm_{r['arch']} {r['case']} {r['constants']}: spill "
                                  f"{r['stack_bytes']} B, shared {r['shared_bytes']} B {r['error']}" for r in failed)
