@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-queued-requests", type=int, default=256,
                        help="requests held at once, running and waiting; more get a 429")
     serve.add_argument("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES,
-                       help="a request body larger than this is refused (413) before it is read")
+                       help="a request body larger than this is refused (413) before it is parsed")
     add_engine_options(serve)
 
     bench = command("bench", "replay one workload against several engines "

@@ -14,7 +14,7 @@ from .metrics import RunMetrics
 from .parallel import TensorParallelModel
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
-from .sampling import SamplingParams, is_real, make_generator
+from .sampling import SamplingParams, as_integer, is_real, make_generator
 from .stages import engine_class
 
 
@@ -92,8 +92,9 @@ class LLMEngine:
 
     def stream(self, prompt, params: SamplingParams | None = None):
         """Yield one StepOutput each time this request gets a token. Other
-        queued requests advance too (they share the steps). Leaving early
-        (break, close(), or dropping the generator) aborts the request."""
+        queued requests advance too (they share the steps). Closing the
+        generator early aborts the request: close(), dropping it, or a break out
+        of a ``for`` loop over ``engine.stream(...)``, which drops it."""
         request_id = self.add_request(prompt, params)
         request = self.requests[request_id]
         try:
@@ -114,10 +115,7 @@ class LLMEngine:
             label = "request" if request_id is None else f"request {short(request_id)}"
         params = self.checked_params(label, params)
         request_id = self.free_request_id(label, request_id)
-        ids = self.prompt_token_ids(label, prompt)
-        if len(ids) + params.max_tokens > self.config.max_model_len:
-            raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {params.max_tokens} "
-                             f"exceeds max_model_len {self.config.max_model_len}")
+        ids = self.prompt_token_ids(label, prompt, params.max_tokens)
         arrival_time = self.checked_arrival_time(label, arrival_time)
         request = Request(ids, params, self.model.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
@@ -135,25 +133,28 @@ class LLMEngine:
             raise ValueError(f"{label}: sampling params must be SamplingParams, got {short(params)}")
         try:
             params = params.copy()
-            for token in params.stop_token_ids:
-                self.check_token_id(label, token, what="stop token id")
         except ValueError as error:
             raise ValueError(f"{label}: {error}") from None
+        for token in params.stop_token_ids:
+            self.check_token_id(label, token, what="stop token id")
         return params
 
-    def prompt_token_ids(self, label, prompt) -> list[int]:
+    def prompt_token_ids(self, label, prompt, max_tokens) -> list[int]:
         """A prompt is text, or a sequence of token ids: a list, a tuple, or a
-        1-D numpy array or tensor."""
+        1-D numpy array or tensor. Its length is checked before its ids."""
         if isinstance(prompt, str):
             check_text(prompt, f"{label}: prompt")
             ids = self.tokenizer.encode(prompt)
         elif is_sequence(prompt) and getattr(prompt, "ndim", 1) == 1:
-            ids = [self.check_token_id(label, t) for t in prompt]
+            ids = prompt
         else:
             raise ValueError(f"{label}: prompt must be text or a list of token ids, got {short(prompt)}")
-        if not ids:
+        if len(ids) == 0:
             raise ValueError(f"{label}: the prompt is empty")
-        return ids
+        if len(ids) + max_tokens > self.config.max_model_len:
+            raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {max_tokens} "
+                             f"exceeds max_model_len {self.config.max_model_len}")
+        return [self.check_token_id(label, t) for t in ids]
 
     def free_request_id(self, label, request_id) -> str:
         """Ids are strings (7 and "7" are one id) and no two live requests share
@@ -169,12 +170,10 @@ class LLMEngine:
         return str(request_id)
 
     def check_token_id(self, label, token, what="token id") -> int:
-        try:
-            if isinstance(token, bool) or getattr(token, "dtype", None) == torch.bool:
-                raise TypeError                     # True is 1 to Python, not a token
-            token = operator.index(token)           # ints, numpy ints, 0-d integer tensors
-        except TypeError:
-            raise ValueError(f"{label}: {what} {short(token)} is not an integer") from None
+        value = as_integer(token)           # ints, numpy ints, 0-d integer tensors; no bools
+        if value is None:
+            raise ValueError(f"{label}: {what} {short(token)} is not an integer")
+        token = value
         if not 0 <= token < self.model.config.vocab_size:
             raise ValueError(f"{label}: {what} {token} is outside the vocabulary "
                              f"[0, {self.model.config.vocab_size})")

@@ -13,6 +13,17 @@ def is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def as_integer(x) -> int | None:
+    """x as an int if it is an integer (a Python, numpy or 0-d tensor one), else
+    None. A bool is not, though Python counts True as 1, nor a bool tensor."""
+    if isinstance(x, bool) or str(getattr(x, "dtype", "")) in ("torch.bool", "bool"):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
 def is_real(x) -> bool:
     """A finite int or float (not a bool, nan or infinity)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
@@ -58,11 +69,8 @@ class SamplingParams:
 
     @staticmethod
     def check_token_id(token) -> int:
-        try:
-            index = operator.index(token)           # ints, numpy ints, 0-d integer tensors
-        except TypeError:
-            index = None
-        if index is None or isinstance(token, bool) or index < 0:
+        index = as_integer(token)
+        if index is None or index < 0:
             raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
         return index
 

@@ -103,18 +103,39 @@ def test_a_body_over_the_limit_is_a_413_and_never_parsed(server):
     assert good_request_works(server.url)
 
 
-def test_a_prompt_too_long_for_max_model_len_is_refused_without_tokenizing(server):
+@pytest.mark.parametrize("path,body", [
+    ("/v1/completions", lambda n: {"prompt": "x" * n}),
+    ("/v1/completions", lambda n: {"prompt": "世" * (n // 3 + 1)}),          # 3 bytes a character
+    ("/v1/chat/completions", lambda n: {"messages": [{"role": "u" * n, "content": "Hi"}]}),
+    ("/v1/chat/completions", lambda n: {"messages": [{"role": "user", "content": "x"}] * n}),
+], ids=["ascii", "cjk", "long role", "many messages"])
+def test_text_too_long_for_max_model_len_is_refused_without_tokenizing(server, path, body):
     encoder, calls = server.prompt_encoder, []
     encode = encoder.tokenizer.encode
     encoder.tokenizer.encode = lambda *a, **k: calls.append(1) or encode(*a, **k)
     try:
-        too_long = "x" * (encoder.max_chars + 1)
-        status, answer = post(server.url, "/v1/completions", {"model": NAME, "prompt": too_long})
-        assert_openai_error(status, answer, 400, "prompt", f"cannot fit in max_model_len {OPTIONS['max_model_len']}")
+        request = {"model": NAME, **body(encoder.max_bytes + 1)}
+        assert len(json.dumps(request)) < LIMIT            # not the body limit's refusal
+        status, answer = post(server.url, path, request)
+        assert_openai_error(status, answer, 400, None, f"cannot fit in max_model_len {OPTIONS['max_model_len']}")
         assert calls == []
     finally:
         encoder.tokenizer.encode = encode
-    assert len(too_long) < LIMIT                   # the body limit did not refuse it first
+    assert good_request_works(server.url)
+
+
+def test_token_ids_that_fill_max_model_len_are_refused_before_the_engine_loop(server):
+    """The engine loop would check each id; the handler refuses the length first."""
+    adds = []
+    handle = server.engine_loop.handle
+    server.engine_loop.handle = lambda command, item: adds.append(command) or handle(command, item)
+    try:
+        ids = [5] * OPTIONS["max_model_len"] + [10**9]
+        status, answer = post(server.url, "/v1/completions", {"model": NAME, "prompt": ids})
+        assert_openai_error(status, answer, 400, "prompt", "leave no room for an answer")
+    finally:
+        server.engine_loop.handle = handle
+    assert "add" not in adds
 
 
 def test_a_prompt_is_tokenized_once_on_a_worker_thread(server):
@@ -180,14 +201,17 @@ def test_streamed_text_is_whole_decoding_with_multibyte_characters_and_stop_stri
             assert stream_text(tokenizer, ids, [other, stop]) == whole[:whole.find(stop)], (ids, stop)
 
 
-@pytest.mark.parametrize("body,status,says", [
-    (b"[" * 10_000, 400, ""),                                    # nested too deep for the parser
-    (b'{"model": "tiny", "prompt": "\xff\xfe"}', 400, ""),      # not UTF-8
-    (b"", 400, ""),
+@pytest.mark.parametrize("body,says", [
+    (b"[" * 10_000, ""),                                         # nested too deep for the parser
+    (b'{"model": "tiny", "prompt": "\xff\xfe"}', ""),           # not UTF-8
+    (b"{not json", "the body is not valid JSON"),
+    (b"", ""),
 ])
-def test_a_body_that_is_not_json_gets_openai_s_error_shape(server, body, status, says):
-    got, answer = post(server.url, "/v1/completions", body)
-    assert_openai_error(got, answer, status, says=says)
+def test_a_body_that_is_not_json_gets_openai_s_error_shape(server, body, says):
+    status, answer = post(server.url, "/v1/completions", body)
+    assert_openai_error(status, answer, 400, says=says)
+    if body != b"":
+        assert answer["error"]["param"] is None, answer
     assert good_request_works(server.url)
 
 
@@ -199,6 +223,40 @@ def test_unknown_paths_and_methods_get_openai_s_error_shape(server):
         with pytest.raises(urllib.error.HTTPError) as error:
             urllib.request.urlopen(urllib.request.Request(server.url + url, data=data), timeout=30)
         assert_openai_error(error.value.code, json.loads(error.value.read()), status)
+        if status == 405:
+            assert error.value.headers["Allow"] == "POST"
+
+
+def test_a_failure_in_one_request_s_decoding_costs_only_that_request(server):
+    """A bug in the engine loop's own work for one request (its detokenizer here, or
+    starting it) fails that request with a 500; the loop goes on serving."""
+    from minicb import server as module
+
+    original = module.Detokenizer.text
+
+    def broken(self, out):
+        if len(out.output_token_ids) == 2:
+            raise RuntimeError("a bug in decoding")
+        return original(self, out)
+
+    module.Detokenizer.text = broken
+    try:
+        status, answer = post(server.url, "/v1/completions", {"model": NAME, "prompt": "Hi", "max_tokens": 4,
+                                                              "ignore_eos": True})
+    finally:
+        module.Detokenizer.text = original
+    assert_openai_error(status, answer, 500, says="a bug in decoding")
+    assert good_request_works(server.url)
+    wait_until_idle(server.engine_loop.engine)
+
+    module.Detokenizer.__init__, init = (lambda self, tokenizer: 1 / 0), module.Detokenizer.__init__
+    try:
+        status, answer = post(server.url, "/v1/completions", {"model": NAME, "prompt": "Hi"})
+    finally:
+        module.Detokenizer.__init__ = init
+    assert_openai_error(status, answer, 500, says="ZeroDivisionError")
+    assert server.engine_loop.thread.is_alive() and good_request_works(server.url)
+    wait_until_idle(server.engine_loop.engine)
 
 
 @pytest.mark.parametrize("path,extra,param", [
@@ -207,7 +265,12 @@ def test_unknown_paths_and_methods_get_openai_s_error_shape(server):
     ("/v1/completions", {"echo": True}, "echo"),
     ("/v1/completions", {"frequency_penalty": 0.5}, "frequency_penalty"),
     ("/v1/completions", {"logit_bias": {"5": 100}}, "logit_bias"),
-    ("/v1/completions", {"stop": ""}, "stop"),
+    ("/v1/completions", {"stop": ""}, "stop.0"),
+    ("/v1/completions", {"stop": ["a", "b", "c", "d", "e"]}, "stop"),
+    ("/v1/completions", {"stop": ["x" * 257]}, "stop.0"),
+    ("/v1/completions", {"stop_token_ids": list(range(65))}, "stop_token_ids"),
+    ("/v1/completions", {"stop_token_ids": [3, 259]}, "stop_token_ids"),
+    ("/v1/completions", {"seed": -1}, "seed"),
     ("/v1/completions", {"temperatur": 0.5}, "temperatur"),
     ("/v1/chat/completions", {"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
     ("/v1/chat/completions", {"logprobs": True, "top_logprobs": 2}, "logprobs"),
@@ -229,6 +292,6 @@ def test_openai_fields_sent_switched_off_are_accepted(server):
     status, answer = post(server.url, "/v1/chat/completions", {
         "model": NAME, "messages": [{"role": "user", "content": "Hi", "name": "ann"}], "logprobs": False,
         "tools": [], "tool_choice": "none", "response_format": {"type": "text"},
-        "max_completion_tokens": 3, "ignore_eos": True})
-    assert status == 200 and answer["usage"]["completion_tokens"] == 3, answer
+        "max_completion_tokens": 3, "max_tokens": 5, "ignore_eos": True})
+    assert status == 200 and answer["usage"]["completion_tokens"] == 3, answer     # max_completion_tokens wins
     wait_until_idle(server.engine_loop.engine)

@@ -73,19 +73,25 @@ def test_a_temperature_or_top_p_that_underflows_samples_the_best_token(engine, g
     assert_nothing_held(engine)
 
 
+def leave_a_stream(engine, leave) -> str:
+    """Read one output of a stream, then leave it as a caller would; its request id."""
+    if leave == "break":                    # the loop holds the only reference: it goes
+        for out in engine.stream([5, 6, 7], SamplingParams(max_tokens=100, ignore_eos=True)):
+            break
+        return out.request_id
+    stream = engine.stream([5, 6, 7], SamplingParams(max_tokens=100, ignore_eos=True))
+    out = next(stream)
+    if leave == "close":
+        stream.close()
+    else:
+        del stream                          # dropped: garbage collection closes it
+    return out.request_id
+
+
 @pytest.mark.parametrize("leave", ["break", "close", "drop"])
 def test_a_stream_left_early_aborts_its_request(engine, greedy_tokens, leave):
     other = engine.requests[engine.add_request([8, 9], SamplingParams(max_tokens=12, ignore_eos=True))]
-    stream = engine.stream([5, 6, 7], SamplingParams(max_tokens=100, ignore_eos=True))
-    if leave == "break":
-        for out in stream:
-            break
-    else:
-        out = next(stream)
-        if leave == "close":
-            stream.close()
-    left = out.request_id
-    del stream                       # "drop": the generator goes with its last reference
+    left = leave_a_stream(engine, leave)
     assert left not in engine.requests and left not in engine.stage.unfinished
     outputs = [o for _ in range(40) for o in engine.step()]
     assert all(o.request_id != left for o in outputs)
@@ -148,7 +154,8 @@ def test_a_prompt_that_is_not_one_is_a_value_error(engine, prompt, message):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(params=SamplingParams(stop_token_ids=[3, 10**6])), r"stop token id 1000000 is outside the vocabulary \[0, 259\)"),
+    (dict(params=SamplingParams(stop_token_ids=[3, 10**6])),
+     r"^request: stop token id 1000000 is outside the vocabulary \[0, 259\)$"),
     (dict(params=dict(max_tokens=3)), "sampling params must be SamplingParams"),
     (dict(request_id=[1]), r"request_id must be a string or an integer, got \[1\]"),
     (dict(request_id=True), "request_id must be a string or an integer, got True"),
@@ -157,6 +164,19 @@ def test_every_other_argument_of_add_request_is_checked(engine, kwargs, message)
     with pytest.raises(ValueError, match=message):
         engine.add_request([5, 6], **kwargs)
     assert_nothing_held(engine)
+
+
+@pytest.mark.parametrize("stop", [True, torch.tensor(True), np.array([True])[0], -1, 2.0])
+def test_a_stop_token_id_that_is_not_one_is_refused(stop):
+    with pytest.raises(ValueError, match="stop_token_ids: .* is not a token id"):
+        SamplingParams(stop_token_ids=[stop])
+
+
+def test_a_prompt_too_long_is_refused_before_its_ids_are_checked(engine):
+    """A million ids cost one length check, not a million id checks: the bad id
+    at the end is never looked at."""
+    with pytest.raises(ValueError, match="prompt of 1000001 tokens"):
+        engine.add_request([5] * 10**6 + ["x"], GREEDY)
 
 
 def test_an_error_names_a_huge_value_without_repeating_it(engine):
