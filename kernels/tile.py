@@ -53,8 +53,8 @@ def attend_keys(q, query, K, V, rows, keys, kv_head, stride_kt, stride_kh,
     ``rows``): load its K and V once for every row of the tile, hide the
     keys out of range or after a row's query, and fold it into the softmax."""
     offs_d = tl.arange(0, BLOCK_D)
-    # In 64 bits: in a cache of more than 2**31 values (a large paged pool),
-    # row * stride_kt would wrap around in 32.
+    # In 64 bits: in a cache of more than 2**31 values (a large pool of blocks,
+    # or slots), row * stride_kt would wrap around in 32.
     rows = rows.to(tl.int64)
     kv_off = rows[:, None] * stride_kt + kv_head * stride_kh + offs_d[None, :]
     kv_ok = (keys[:, None] < key_end) & (offs_d[None, :] < HEAD_DIM)

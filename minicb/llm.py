@@ -49,7 +49,6 @@ class LLMEngine:
         self.config.settle_max_model_len(self.model.config.max_context)
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.stage = engine_class(self.config)(self.model, self.config)
-        self.generator = torch.Generator().manual_seed(self.config.seed)
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
         # flight, and a finished request's id may be used again.
@@ -119,7 +118,7 @@ class LLMEngine:
         arrival_time = self.checked_arrival_time(label, arrival_time)
         request = Request(ids, params, self.model.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
-                          generator=make_generator(params, self.generator))
+                          generator=make_generator(params, self.config.device))
         self.stage.check_request(request, label)
         request.metrics.arrival_time = arrival_time
         return request

@@ -210,6 +210,7 @@ class TensorParallelModel:
             cfg, num_attention_heads=cfg.num_attention_heads // n,
             num_key_value_heads=max(cfg.num_key_value_heads // n, 1))
         self.dtype = resolve_dtype(config.dtype)
+        self.device = config.device          # the driver's: where it samples the logits
         self.num_caches = 0
         context = torch.multiprocessing.get_context("spawn")
         address = f"tcp://127.0.0.1:{free_port()}"
@@ -238,7 +239,7 @@ class TensorParallelModel:
         return RemoteRows()
 
     def compute_logits(self, rows: RemoteRows):
-        return self.call("logits", rows.index)
+        return self.call("logits", rows.index).to(self.device)
 
     def new_kv_cache(self, *leading):
         key, self.num_caches = self.num_caches, self.num_caches + 1

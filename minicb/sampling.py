@@ -84,8 +84,9 @@ class SamplingParams:
 GREEDY_BELOW = 1e-5       # a temperature this low samples greedily (the Sampler in stages/base.py)
 
 
-def make_generator(params: SamplingParams, engine_generator: torch.Generator) -> torch.Generator:
-    """A request's own random stream: from its seed, else drawn from the engine's."""
-    seed = params.seed if params.seed is not None else int(
-        torch.randint(0, 2**62, (1,), generator=engine_generator))
-    return torch.Generator().manual_seed(seed)
+def make_generator(params: SamplingParams, device) -> torch.Generator | None:
+    """A request's own random stream, on the device its logits are on, if it
+    brought a seed; None: it draws from the engine's (the Sampler's)."""
+    if params.seed is None:
+        return None
+    return torch.Generator(device).manual_seed(params.seed)

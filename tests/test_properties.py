@@ -34,7 +34,7 @@ def test_padded_kernel_matches_reference_on_random_batches(prompt_lens, group, h
 def test_top_p_keeps_the_most_probable_tokens_reaching_p(probs, top_p):
     p = torch.tensor(probs, dtype=torch.float64)
     p = p / p.sum()
-    kept = keep_top_p(p, top_p)
+    kept = keep_top_p(p[None], torch.tensor([top_p], dtype=torch.float64))[0]
     kept_mask = kept > 0
     torch.testing.assert_close(kept.sum(), torch.tensor(1.0, dtype=torch.float64))
     assert p[kept_mask].sum() >= top_p - 1e-9                  # enough mass kept

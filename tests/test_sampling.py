@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.stages.base import Sampler, keep_top_p
+from minicb.stages.base import Sampler, keep_top_k, keep_top_p, read_tokens
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -31,26 +31,49 @@ def test_sampling_params_reject_bad_values(kwargs, message):
         SamplingParams(**kwargs)
 
 
-def test_top_p_keeps_the_smallest_set_reaching_p():
-    probs = torch.tensor([0.1, 0.5, 0.3, 0.1])
-    torch.testing.assert_close(keep_top_p(probs, 0.7), torch.tensor([0, 0.625, 0.375, 0]))
-    torch.testing.assert_close(keep_top_p(probs, 0.01), torch.tensor([0.0, 1.0, 0.0, 0.0]))
+def test_top_p_keeps_the_smallest_set_reaching_p_in_each_row():
+    probs = torch.tensor([[0.1, 0.5, 0.3, 0.1]] * 3)
+    kept = keep_top_p(probs, torch.tensor([0.7, 0.01, 1.0]))
+    torch.testing.assert_close(kept, torch.tensor([[0, 0.625, 0.375, 0], [0.0, 1.0, 0.0, 0.0],
+                                                   [0.1, 0.5, 0.3, 0.1]]))
+
+
+def test_top_k_keeps_each_row_s_k_best():
+    scaled = torch.tensor([[1.0, 4.0, 3.0, 2.0]] * 3)
+    kept = keep_top_k(scaled, [2, 0, 1])
+    inf = float("-inf")
+    assert kept.tolist() == [[inf, 4.0, 3.0, inf], [1.0, 4.0, 3.0, 2.0], [inf, 4.0, inf, inf]]
 
 
 def test_top_k_one_and_tiny_top_p_are_greedy():
     logits = torch.randn(6, 50, generator=torch.Generator().manual_seed(0))
     greedy = logits.argmax(-1).tolist()
-    gens = [torch.Generator().manual_seed(i) for i in range(6)]
     for params in [SamplingParams(temperature=1.0, top_k=1), SamplingParams(temperature=2.0, top_p=1e-6)]:
-        assert Sampler()(logits, [params] * 6, gens) == greedy
+        assert Sampler("cpu", 0)(logits, [params] * 6, [None] * 6).tolist() == greedy
 
 
-def test_temperature_sampling_follows_the_distribution():
-    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1]]))
-    gen = torch.Generator().manual_seed(0)
-    draws = [Sampler()(logits, [SamplingParams(temperature=1.0)], [gen])[0] for _ in range(2000)]
-    freq = torch.bincount(torch.tensor(draws), minlength=3) / 2000
+@pytest.mark.parametrize("seeded", [False, True])
+def test_temperature_sampling_follows_the_distribution_in_every_row(seeded):
+    """2000 rows of one batch, or of one seeded request each: each token as often
+    as its probability, greedy rows beside them untouched."""
+    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1]])).repeat(2001, 1)
+    params = [SamplingParams(temperature=1.0)] * 2000 + [SamplingParams()]
+    generators = [torch.Generator().manual_seed(i) if seeded else None for i in range(2000)] + [None]
+    logits[-1] = torch.tensor([0.0, 0.0, 9.0])                       # the greedy row
+    tokens = Sampler("cpu", 0)(logits, params, generators)
+    freq = torch.bincount(tokens[:-1], minlength=3) / 2000
     torch.testing.assert_close(freq, torch.tensor([0.7, 0.2, 0.1]), atol=0.04, rtol=0)
+    assert tokens[-1] == 2
+
+
+def test_a_row_whose_logits_are_not_finite_gets_no_token():
+    logits = torch.randn(3, 10, generator=torch.Generator().manual_seed(0))
+    logits[1, 4] = float("nan")
+    for params in [SamplingParams(), SamplingParams(temperature=1.0, top_p=0.9, top_k=3)]:
+        tokens = Sampler("cpu", 0)(logits, [params] * 3, [None] * 3)
+        assert tokens[1] == -1 and tokens[0] >= 0 and tokens[2] >= 0
+        tokens = read_tokens(tokens)
+        assert isinstance(tokens[1], RuntimeError) and "not finite" in str(tokens[1])
 
 
 @pytest.mark.parametrize("engine", ["single", "static"])

@@ -137,14 +137,15 @@ def test_a_request_preempted_while_its_token_is_in_flight_recomputes_right(llama
 
 
 def fail_sampling_for_seed(monkeypatch, seed):
-    original = Sampler._sample_row
+    """The rows of requests with this seed get logits that are not finite."""
+    original = Sampler.__call__
 
-    def sample_row(logits, params, generator):
-        if params.seed == seed:
-            raise RuntimeError("this request cannot be sampled")
-        return original(logits, params, generator)
+    def call(self, logits, params, generators):
+        logits = logits.clone()
+        logits[[i for i, p in enumerate(params) if p.seed == seed]] = float("nan")
+        return original(self, logits, params, generators)
 
-    monkeypatch.setattr(Sampler, "_sample_row", staticmethod(sample_row))
+    monkeypatch.setattr(Sampler, "__call__", call)
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -154,7 +155,7 @@ def test_a_request_whose_sampling_fails_fails_alone(llama, monkeypatch, name):
     bad = engine.add_request([9, 9, 9], SamplingParams(max_tokens=4, temperature=1.0, seed=13))
     good = engine.add_request([5, 6, 7], GREEDY)
     finished = drain(engine)
-    assert finished[bad].finish_reason == "error" and "cannot be sampled" in finished[bad].error
+    assert finished[bad].finish_reason == "error" and "logits are not finite" in finished[bad].error
     assert finished[bad].output_token_ids == [] and finished[bad].new_token_ids == []
     assert finished[good].output_token_ids == greedy_tokens(llama, [[5, 6, 7]])[0]
     assert_nothing_held(engine)

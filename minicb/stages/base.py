@@ -35,7 +35,7 @@ class Engine:
         self.config = config
         self.device = config.device
         self.ops = attention_ops(config.attention_backend)
-        self.sampler = Sampler()
+        self.sampler = Sampler(config.device, config.seed)
         self.waiting: deque[Request] = deque()     # arrived, not yet scheduled
         self.unfinished: dict[str, Request] = {}   # every request not yet finished, by id
         self.steps: deque[StepRecord] = deque(maxlen=RECENT_STEPS)
@@ -76,8 +76,9 @@ class Engine:
         Sample one token for each and append it; finished requests leave
         ``unfinished`` and tick the progress bar."""
         logits = self.model.compute_logits(hidden)
-        self.deliver(requests, self.sampler(logits, [r.params for r in requests],
-                                            [r.generator for r in requests]))
+        tokens = self.sampler(logits, [r.params for r in requests],
+                              [r.generator for r in requests])
+        self.deliver(requests, read_tokens(tokens))
     # ANCHOR_END: sample
 
     # ANCHOR: deliver
@@ -131,10 +132,15 @@ class Engine:
         return self.model.new_kv_cache(*leading)
 
     def tensor(self, values, dtype=torch.long):
-        # Staged in pinned host memory and copied without waiting: a blocking copy
-        # would also wait for every kernel already queued on the GPU.
-        on_cuda = str(self.device).startswith("cuda")
-        return torch.tensor(values, dtype=dtype, pin_memory=on_cuda).to(self.device, non_blocking=True)
+        return to_device(values, dtype, self.device)
+
+
+def to_device(values, dtype, device):
+    """A host list as a tensor on device, staged in pinned memory and copied
+    without waiting: a blocking copy would also wait for every kernel already
+    queued on the GPU."""
+    on_cuda = str(device).startswith("cuda")
+    return torch.tensor(values, dtype=dtype, pin_memory=on_cuda).to(device, non_blocking=True)
 
 
 # ANCHOR: stop_reason
@@ -152,52 +158,50 @@ def stop_reason(request: Request, token: int) -> str | None:
 
 # ANCHOR: sampler
 class Sampler:
-    """logits [B, V] (fp32) + one SamplingParams per row -> next token ids [B].
+    """logits [B, V] (fp32) + one SamplingParams per row -> next token ids [B],
+    on the logits' device. Nothing here waits for the device: the host reads the
+    tokens only when it needs them (read_tokens).
 
-    Each request owns a torch.Generator (seeded if it asked for a seed), so
-    its random draws do not depend on which other requests share the batch.
+    A row samples by racing exponentials: each token's probability divided by
+    its own draw from Exp(1), the largest wins. That picks token i with
+    probability p_i, as multinomial does, in one argmax for the whole batch. A
+    request with a seed draws from a generator of its own, so its tokens do not
+    depend on what else is in the batch; the others share the engine's. A row
+    whose logits are not finite gets -1: that request fails alone.
     """
 
-    def __call__(self, logits, params: list[SamplingParams], generators: list) -> list:
-        """One token per row, or, for a row whose sampling raised, the exception:
-        one request's failure must not cost the others their tokens."""
-        if all(greedy(p) for p in params):
-            return logits.argmax(dim=-1).tolist()
-        return [self._sample_row_or_error(row, p, g)
-                for row, p, g in zip(logits, params, generators)]
+    def __init__(self, device, seed: int):
+        self.generator = torch.Generator(device).manual_seed(seed)
 
-    def on_device(self, logits, params: list[SamplingParams], generators: list):
-        """The same tokens as a tensor on logits' device, and {row: exception}
-        for rows that failed (their entry in the tensor is 0). A greedy batch
-        never leaves the device, so the host need not wait for it."""
-        if all(greedy(p) for p in params):
-            return logits.argmax(dim=-1), {}
-        tokens = self(logits, params, generators)
-        errors = {i: t for i, t in enumerate(tokens) if isinstance(t, Exception)}
-        return torch.tensor([0 if i in errors else t for i, t in enumerate(tokens)],
-                            device=logits.device), errors
+    def __call__(self, logits, params: list[SamplingParams], generators: list):
+        tokens = logits.argmax(dim=-1)
+        if not all(greedy(p) for p in params):
+            probs = filtered_probabilities(logits, params)
+            noise = torch.empty_like(probs).exponential_(generator=self.generator)
+            for row, generator in enumerate(generators):
+                if generator is not None:        # the request's own seed
+                    noise[row].exponential_(generator=generator)
+            is_greedy = to_device([greedy(p) for p in params], torch.bool,
+                                  logits.device)
+            tokens = torch.where(is_greedy, tokens, (probs / noise).argmax(dim=-1))
+        return tokens.masked_fill(~torch.isfinite(logits).all(dim=-1), -1)
 
-    @classmethod
-    def _sample_row_or_error(cls, logits, p: SamplingParams, generator):
-        try:
-            return cls._sample_row(logits, p, generator)
-        except Exception as error:      # the request fails alone (Request.fail)
-            return error
 
-    @staticmethod
-    def _sample_row(logits, p: SamplingParams, generator) -> int:
-        if greedy(p):
-            return int(logits.argmax())
-        # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
-        # -inf (never selected) instead of the best going to +inf (and softmax to nan).
-        logits = (logits - logits.max()) / p.temperature
-        if p.top_k:
-            kth_best = torch.topk(logits, min(p.top_k, logits.numel())).values[-1]
-            logits = logits.masked_fill(logits < kth_best, float("-inf"))
-        probs = torch.softmax(logits, dim=-1)
-        if p.top_p < 1.0:
-            probs = keep_top_p(probs, p.top_p)
-        return int(torch.multinomial(probs.cpu(), 1, generator=generator))
+def filtered_probabilities(logits, params: list[SamplingParams]):
+    """Each row's softmax at its temperature, then its top_k and top_p."""
+    device = logits.device
+    temperature = to_device([max(p.temperature, GREEDY_BELOW) for p in params],
+                            torch.float32, device)
+    # Shift the best logit to 0 first: divided by a tiny temperature, the rest go to
+    # -inf (never selected) instead of the best going to +inf (and softmax to nan).
+    scaled = (logits - logits.max(dim=-1, keepdim=True).values) / temperature[:, None]
+    if any(p.top_k for p in params):
+        scaled = keep_top_k(scaled, [p.top_k for p in params])
+    probs = torch.softmax(scaled, dim=-1)
+    if any(p.top_p < 1 for p in params):
+        top_p = to_device([p.top_p for p in params], torch.float32, device)
+        probs = keep_top_p(probs, top_p)
+    return probs
 # ANCHOR_END: sampler
 
 
@@ -205,14 +209,33 @@ def greedy(p: SamplingParams) -> bool:
     return p.temperature < GREEDY_BELOW
 
 
+def keep_top_k(scaled, top_k: list[int]):
+    """-inf outside each row's top_k best logits (a row's 0: all of them)."""
+    width = min(max(top_k), scaled.shape[-1])
+    best = torch.topk(scaled, width, dim=-1).values                # [B, width], best first
+    kth = to_device([min(k, width) - 1 if k else 0 for k in top_k], torch.long, scaled.device)
+    off = to_device([k == 0 for k in top_k], torch.bool, scaled.device)
+    threshold = best.gather(-1, kth[:, None]).masked_fill(off[:, None], float("-inf"))
+    return scaled.masked_fill(scaled < threshold, float("-inf"))
+
+
 def keep_top_p(probs, top_p):
-    """Zero every token outside the smallest set whose probability reaches top_p."""
-    sorted_probs, order = probs.sort(descending=True)
-    mass_before = sorted_probs.cumsum(0) - sorted_probs      # probability of strictly better tokens
-    # The best token always stays: top_p may round to 0 in the probabilities' dtype.
-    sorted_probs[1:][mass_before[1:] >= top_p] = 0.0
-    kept = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return kept / kept.sum()
+    """probs [B, V], top_p [B]: zero every token outside each row's smallest set
+    whose probability reaches top_p."""
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs   # of strictly better tokens
+    dropped = mass_before >= top_p[:, None]
+    dropped[:, 0] = False          # the best token stays: top_p may round to 0
+    kept = torch.zeros_like(probs).scatter_(-1, order, sorted_probs.masked_fill(dropped, 0.0))
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+def read_tokens(tokens) -> list:
+    """The sampled tokens on the host (this waits for the device); a row that
+    could not be sampled (-1) gets an error instead, and its request fails alone."""
+    return [token if token >= 0 else RuntimeError(
+                "its logits are not finite (nan or inf): there is nothing to sample")
+            for token in tokens.tolist()]
 
 
 # ANCHOR: run_to_completion

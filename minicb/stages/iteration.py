@@ -24,7 +24,7 @@ import torch
 
 from ..config import EngineConfig
 from ..request import Request
-from .base import Engine
+from .base import Engine, read_tokens
 
 
 @dataclass
@@ -237,7 +237,7 @@ class IterationEngine(Engine):
             step, logits = self.launch(batch, started)
             tokens = self.sampler(logits, [r.params for r in step.sampled],
                                   [r.generator for r in step.sampled])
-        return self.finish_step(step, tokens)
+        return self.finish_step(step, read_tokens(tokens))
 
     def launch(self, batch, started):
         """Build the step's inputs and run the forward pass. Returns the step and

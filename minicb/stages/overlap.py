@@ -26,6 +26,7 @@ from collections import Counter
 
 import torch
 
+from .base import read_tokens
 from .paged import PagedEngine, PagedScheduler
 
 PENDING = -1          # an input token sampled on the device, whose value the host has not read yet
@@ -36,9 +37,10 @@ class TokensInFlight:
     """A step's sampled tokens: on the device for the next step's inputs, and
     on their way to the host for the requests."""
 
-    def __init__(self, tokens: torch.Tensor, errors: dict):
-        # errors: {row: exception} (Sampler.on_device)
-        self.on_device, self.errors = tokens, errors
+    def __init__(self, tokens: torch.Tensor):
+        # A row that could not be sampled (-1) feeds token 0 to its next step,
+        # which it never gets: its request fails when these tokens are read.
+        self.on_device = tokens.clamp(min=0)
         # Into pinned memory, queued behind the step.
         self.on_host = tokens.to("cpu", non_blocking=True)
         self.copied = None
@@ -51,8 +53,7 @@ class TokensInFlight:
         # queued after it.
         if self.copied is not None:
             self.copied.synchronize()
-        return [self.errors.get(i, token)
-                for i, token in enumerate(self.on_host.tolist())]
+        return read_tokens(self.on_host)
 # ANCHOR_END: tokens_in_flight
 
 
@@ -108,7 +109,7 @@ class AsyncPagedEngine(PagedEngine):
             step, logits = self.launch(batch, started)
             params, generators = ([r.params for r in step.sampled],
                                   [r.generator for r in step.sampled])
-            tokens = TokensInFlight(*self.sampler.on_device(logits, params, generators))
+            tokens = TokensInFlight(self.sampler(logits, params, generators))
         self.scheduler.in_flight.update(step.sampled)
         return step, tokens
 
