@@ -4,6 +4,7 @@
 nothing is ever downloaded. Its ``shape`` argument also gives real model
 shapes (Llama 3.2 1B, Llama 3.1 8B) with random weights for GPU benchmarks.
 """
+import itertools
 import json
 from pathlib import Path
 
@@ -84,6 +85,7 @@ TINY = {
 
 
 RECIPE = "minicb_recipe.json"     # how make_tiny_checkpoint made the folder
+TOKENIZER_VERSION = 2             # a real shape's tokenizer covers its vocabulary
 
 
 # ANCHOR: make_tiny_checkpoint
@@ -92,8 +94,9 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     """Write config.json, random safetensors weights and a byte-level tokenizer
     to ``path`` and return it. ``arch``: llama, mistral, qwen2 or qwen3. ``shape``:
     "tiny" or a key of ``SHAPES`` (real dimensions, random weights; use
-    dtype="bfloat16" there: the 8B shape is 16 GB in bf16). ``num_layers``: keep
-    the shape's widths with fewer layers, to measure a layer's cost cheaply."""
+    dtype="bfloat16" there: the 8B shape is 16 GB in bf16), whose tokenizer has
+    a token for every id of its vocabulary. ``num_layers``: keep the shape's
+    widths with fewer layers, to measure a layer's cost cheaply."""
     from transformers import LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
     config_classes = {"llama": LlamaConfig, "mistral": MistralConfig,
@@ -112,13 +115,13 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     # folder left half-written by an interrupted run does not match.
     recipe = dict(arch=arch, seed=seed, shape=shape, dtype=str(torch_dtype),
                   max_position_embeddings=max_position_embeddings,
-                  num_layers=num_layers)
+                  num_layers=num_layers, tokenizer=TOKENIZER_VERSION)
     if (path / RECIPE).is_file() and json.loads((path / RECIPE).read_text()) == recipe:
         return str(path)
     (path / RECIPE).unlink(missing_ok=True)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _byte_level_tokenizer()
     dims = dict(TINY[arch] if shape == "tiny" else SHAPES[shape])
+    tokenizer = _byte_level_tokenizer(dims.get("vocab_size"))
     dims.setdefault("vocab_size", len(tokenizer))
     dims.setdefault("max_position_embeddings", max_position_embeddings)
     if num_layers is not None:
@@ -173,15 +176,29 @@ def _random_weights(cfg: ModelConfig, seed: int, dtype) -> dict:
     return w
 
 
-def _byte_level_tokenizer():
-    """256 byte tokens plus <pad>, <s>, </s>: any text encodes, nothing to download."""
+def _byte_level_tokenizer(vocab_size=None):
+    """256 byte tokens plus <pad>, <s>, </s>: any text encodes, nothing to download.
+    With a vocab_size, made-up words (" ab", " ac", ...) fill the rest, so that
+    every id a random model of that size samples decodes to text: a server
+    streams it, and a client times it, as it would a real model's answer."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<pad>", "<s>", "</s>"]
-    vocab = {tok: i for i, tok in enumerate(specials + sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tokens = specials + sorted(pre_tokenizers.ByteLevel.alphabet())
+    if vocab_size is not None:
+        tokens += list(itertools.islice(made_up_words(), vocab_size - len(tokens)))
+    vocab = {tok: i for i, tok in enumerate(tokens)}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
                                    eos_token="</s>", clean_up_tokenization_spaces=False)
+
+
+def made_up_words():
+    """ ab, ac, ..., zz, aab, ...: in ByteLevel's alphabet, where "Ġ" is a space."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for length in itertools.count(2):
+        for word in itertools.product(letters, repeat=length):
+            yield "Ġ" + "".join(word)

@@ -102,6 +102,21 @@ def test_bad_arch_shape_and_dtype_are_named(tmp_path):
         make_tiny_checkpoint(tmp_path / "x", dtype="float64")
 
 
+def test_a_real_shape_s_tokenizer_decodes_every_id_it_may_sample(tmp_path):
+    """Random weights sample ids across the whole vocabulary; each must decode to
+    text, or a server would stream nothing and a client time nothing."""
+    from transformers import AutoTokenizer
+
+    path = make_tiny_checkpoint(tmp_path / "1b", shape="llama-3.2-1b", num_layers=1, dtype="bfloat16")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    vocab_size = SHAPES["llama-3.2-1b"]["vocab_size"]
+    assert len(tokenizer) == vocab_size
+    ids = list(range(3, vocab_size, 997)) + [vocab_size - 1]
+    texts = [tokenizer.decode([i]) for i in ids]
+    assert all(text.strip() for text in texts) and len(set(texts)) == len(texts)
+    assert tokenizer.decode(tokenizer.encode("Hello, world")) == "Hello, world"
+
+
 def test_real_shapes_have_published_dimensions():
     """The benchmark shapes: parameter counts of Llama 3.2 1B and Llama 3.1 8B."""
     def params(s):
