@@ -7,6 +7,7 @@ CPU scale in CI and at full scale on a GPU: only the sizes differ.
 Timings on a GPU use ``triton.testing.do_bench`` (CUDA events, caches
 flushed between runs); on a CPU a median over a few calls.
 """
+import math
 import statistics
 import time
 
@@ -283,7 +284,11 @@ def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps
 def decode_steps_at(engine, batch, context, num_steps):
     """Run ``batch`` requests with ``context``-token prompts until all decode
     together, then return the StepRecords of ``num_steps`` decode steps."""
-    params = SamplingParams(max_tokens=num_steps + 2, ignore_eos=True)
+    # The prompts take steps to admit: the step's token budget holds a few, and once
+    # some decode, as few as one a step. The first admitted decodes meanwhile: it
+    # must still be running when the last joins.
+    admitting = batch * math.ceil(context / engine.config.max_num_batched_tokens) + 1
+    params = SamplingParams(max_tokens=num_steps + 2 + admitting, ignore_eos=True)
     for i in range(batch):
         engine.add_request([3 + (i + j) % 200 for j in range(context)], params)
     with engine.stage.measuring() as steps:

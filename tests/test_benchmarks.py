@@ -52,6 +52,15 @@ def test_decode_steps_run_the_whole_batch(llama, overlap):
     assert not engine.has_unfinished_requests() and engine.stage.kv.num_used_blocks == 0
 
 
+def test_decode_steps_run_the_whole_batch_when_prompts_take_many_steps_to_admit(llama):
+    """Notebook 07's roofline at full scale: prompts of 1,024 tokens against a budget of
+    2,048 tokens a step, so the batch of 8 joins over several steps."""
+    engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", max_num_seqs=8, max_model_len=2048)
+    assert engine.config.max_num_batched_tokens == 2048
+    steps = benchmarks.decode_steps_at(engine, 8, 1024, 16)
+    assert len(steps) == 16 and all(s.useful_rows == 8 for s in steps)
+
+
 def test_load_rates_scale_the_saturation_rate():
     assert benchmarks.load_rates(8.0) == {"light": 2.0, "heavy": 7.2}
 
