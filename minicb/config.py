@@ -55,12 +55,16 @@ class EngineConfig:
     """Stage 5: tokens per KV block."""
     num_blocks: int | None = None
     """Stage 5: KV blocks in the cache. Default: from kv_cache_memory_bytes; else,
-    on CUDA, kv_cache_memory_fraction of the free GPU memory; else (CPU) as many
-    tokens as stage 4's slots hold (max_num_seqs x max_model_len)."""
+    on CUDA, what gpu_memory_utilization leaves once the weights and a profiled
+    step are counted; else (CPU) as many tokens as stage 4's slots hold
+    (max_num_seqs x max_model_len)."""
     kv_cache_memory_bytes: int | None = None
     """Stage 5: a KV memory budget in bytes, turned into num_blocks."""
-    kv_cache_memory_fraction: float = 0.5
-    """Stage 5 on CUDA: share of the free GPU memory the KV cache may take."""
+    gpu_memory_utilization: float = 0.9
+    """Stage 5 on CUDA: the share of the GPU's memory the engine may fill, weights,
+    activations and KV cache together (vLLM's knob). The KV cache gets what the
+    weights and the peak of one profiled step (the largest prefill the token budget
+    allows, and sampling for max_num_seqs rows) leave of it."""
     enable_prefix_caching: bool = False
     """Stage 5: share the KV blocks of identical prompt prefixes between requests."""
     waiting_served_ratio: float = 0.0
@@ -115,8 +119,8 @@ class EngineConfig:
                              f"choose one of {SCHEDULING_POLICIES}")
         if self.num_blocks is not None and (not isinstance(self.num_blocks, int) or self.num_blocks < 1):
             raise ValueError(f"num_blocks must be an integer >= 1, got {self.num_blocks!r}")
-        if not 0 < self.kv_cache_memory_fraction <= 1:
-            raise ValueError(f"kv_cache_memory_fraction must be in (0, 1], got {self.kv_cache_memory_fraction!r}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization!r}")
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
             raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
         self.check_tensor_parallel()
@@ -126,6 +130,7 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
+        self.check_bf16()
         if self.attention_backend == "triton" and not str(self.device).startswith("cuda") and \
                 str(self.dtype).removeprefix("torch.") == "bfloat16":
             raise ValueError("dtype 'bfloat16' with attention_backend 'triton' needs a GPU: on a CPU, Triton's "
@@ -140,6 +145,15 @@ class EngineConfig:
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
 # ANCHOR_END: engine_config
+
+    def check_bf16(self):
+        """bf16 needs a GPU of compute capability 8.0 or newer (A100 and later)."""
+        if str(self.dtype).removeprefix("torch.") != "bfloat16" or not str(self.device).startswith("cuda"):
+            return
+        major, minor = torch.cuda.get_device_capability(self.device)
+        if major < 8:
+            raise ValueError(f"dtype 'bfloat16' needs a GPU of compute capability 8.0 or newer; this "
+                             f"{torch.cuda.get_device_name(self.device)} is {major}.{minor}: use 'float16'")
 
     def check_tensor_parallel(self):
         n = self.tensor_parallel_size

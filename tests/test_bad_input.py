@@ -56,6 +56,18 @@ def test_bad_engine_options_are_named(llama, options, message):
         LLM(llama, **options)
 
 
+def test_bf16_on_a_gpu_without_it_is_refused_in_one_line(llama, monkeypatch):
+    """A T4 (compute capability 7.5) has no bf16: the engine says so and names fp16."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (7, 5))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Tesla T4")
+    from minicb.config import EngineConfig
+
+    with pytest.raises(ValueError, match=r"^dtype 'bfloat16' needs a GPU of compute capability 8.0 or newer; "
+                                         r"this Tesla T4 is 7.5: use 'float16'$"):
+        EngineConfig(engine="paged", dtype="bfloat16", device="cuda")
+
+
 def test_not_a_checkpoint_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="no config.json"):
         LLM(str(tmp_path))

@@ -22,12 +22,15 @@ hashes mean equal prefixes); each block counts its owners, and only a block
 nobody owns returns to the free list, where it stays findable until it is
 handed out again.
 """
+import gc
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
 
+from ..model import Decoder
+from ..sampling import SamplingParams
 from .iteration import IterationEngine, Scheduler
 
 
@@ -229,12 +232,39 @@ class PagedEngine(IterationEngine):
         if cfg.kv_cache_memory_bytes is not None:
             budget = cfg.kv_cache_memory_bytes
         elif str(cfg.device).startswith("cuda"):
-            budget = torch.cuda.mem_get_info()[0] * cfg.kv_cache_memory_fraction
+            budget = self.gpu_memory_left()
         else:                                   # the same memory stage 4's slots take
             budget = cfg.max_num_seqs * cfg.max_model_len * bytes_per_block / cfg.block_size
         if budget < bytes_per_block:
             raise ValueError(f"a KV budget of {int(budget)} bytes holds no block of {bytes_per_block} bytes")
         return int(budget // bytes_per_block)
+
+    def gpu_memory_left(self) -> float:
+        """Bytes of gpu_memory_utilization of the GPU that the weights and one
+        profiled step at its peak leave for the KV cache, after what this process's
+        CUDA context and other processes hold."""
+        gc.collect()                       # an engine dropped but not yet collected
+        torch.cuda.empty_cache()
+        if isinstance(self.model, Decoder):   # the weights are here, not in workers
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.profile_step()
+        free, total = torch.cuda.mem_get_info(self.device)
+        return kv_memory(total, free, torch.cuda.memory_reserved(self.device),
+                         torch.cuda.max_memory_allocated(self.device),
+                         self.config.gpu_memory_utilization)
+
+    def profile_step(self):
+        """The most memory a step takes beside the KV cache: the largest prefill
+        the token budget allows (attention left out: the kernels keep no
+        [tokens, tokens] scores) and sampling max_num_seqs rows."""
+        cfg = self.config
+        n = cfg.max_num_batched_tokens
+        positions = torch.arange(n, device=self.device) % cfg.max_model_len
+        hidden = self.model(torch.zeros_like(positions), positions, lambda layer, q, k, v: q)
+        logits = self.model.compute_logits(hidden[:cfg.max_num_seqs])
+        sampled = [SamplingParams(temperature=1.0, top_k=50, top_p=0.9)] * len(logits)
+        self.sampler(logits, sampled, [None] * len(logits))
+        torch.cuda.synchronize(self.device)
 
     def kv_usage(self, batch):
         rows = [r.request_id for r in batch.requests]               # no slots: rows are the step's requests
@@ -243,3 +273,11 @@ class PagedEngine(IterationEngine):
         held = [(r.request_id, r.num_computed_tokens, len(self.kv.block_tables[r]) * size)
                 for r in self.scheduler.running]
         return rows, held, self.kv.num_used_blocks * size           # shared blocks count once
+
+
+def kv_memory(total, free, reserved, peak, utilization) -> float:
+    """Bytes for the KV cache: the share ``utilization`` of the GPU's ``total``,
+    less what neither this process's tensors hold (its CUDA context, other
+    processes: total - free - reserved) and less this process's peak
+    (``peak``: weights, every tensor already held, and a profiled step)."""
+    return total * utilization - (total - free - reserved) - peak
