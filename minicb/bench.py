@@ -27,14 +27,24 @@ def run_bench(model, engines, workload, engine_options=None, progress=None, **op
     own); ``engine_options`` maps an engine name to fields for it alone.
     Each run shows its own progress bar, unless ``progress`` (a bar for a
     whole experiment) is given: then that ticks once per run."""
-    runs = {}
+    return run_workloads(model, engines, {"": workload}, engine_options, progress, **options)[""]
+
+
+def run_workloads(model, engines, workloads: dict, engine_options=None, progress=None,
+                  **options) -> dict:
+    """{key: {engine: RunMetrics}} for a dict of workloads: each engine is built
+    once (its weights loaded, its kernels compiled, on a GPU its CUDA graphs
+    captured) and replays every workload in turn."""
+    runs = {key: {} for key in workloads}
     for name in engines:
-        engine = LLMEngine(model, engine=name, **{**options, **(engine_options or {}).get(name, {})})
+        engine = LLMEngine(model, engine=name,
+                           **{**options, **(engine_options or {}).get(name, {})})
         warm_up(engine)
-        runs[name] = replay(engine, workload, use_tqdm=progress is None)
-        if progress is not None:
-            progress.update(1)
-        del engine                                   # free its KV cache before the next engine sizes its own
+        for key, workload in workloads.items():
+            runs[key][name] = replay(engine, workload, use_tqdm=progress is None)
+            if progress is not None:
+                progress.update(1)
+        del engine                 # free its KV cache before the next engine sizes its own
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     return runs

@@ -14,12 +14,12 @@ import time
 import torch
 
 from .attention import attention_ops
-from .bench import default_device, run_bench
+from .bench import default_device, run_bench, run_workloads
 from .kernels.online_softmax import tile_options
 from .kernels.paged_attention import choose_splits
 from .kernels.traffic import attention_bytes
 from .llm import LLMEngine
-from .peers import run_peer
+from .peers import load_hf_model, run_loaded_peer
 from .sampling import SamplingParams
 from .workload import preset_workload
 
@@ -61,19 +61,19 @@ def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, option
     # Without a max_model_len, transformers sizes its own cache.
     kv_tokens = (batch_size * options["max_model_len"] if options.get("max_model_len")
                  else None)
-    results = {}
-    for cap in caps:
-        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap,
-                                   scale=scale, seed=seed)
-        runs = run_bench(path, engines, workload, engine_options, progress=progress,
-                         **options)
-        for peer in peers:
-            runs[peer] = run_peer(peer, path, workload, options.get("dtype", "float32"),
-                                  options.get("device") or default_device(),
-                                  batch_size, kv_tokens)
+    workloads = {cap: preset_workload("anyscale", num_requests=num_requests, cap=cap,
+                                      scale=scale, seed=seed) for cap in caps}
+    results = run_workloads(path, engines, workloads, engine_options, progress,
+                            **options)
+    for peer in peers:
+        model = load_hf_model(path, options.get("dtype", "float32"),
+                              options.get("device") or default_device())
+        for cap, workload in workloads.items():
+            results[cap][peer] = run_loaded_peer(peer, model, workload, batch_size,
+                                                 kv_tokens)
             if progress is not None:
                 progress.update(1)
-        results[cap] = runs
+        del model
     return results
 # ANCHOR_END: throughput_vs_spread
 
@@ -91,11 +91,9 @@ def load_rates(saturated_req_s, light=0.25, heavy=0.9) -> dict:
 def latency_under_load(path, engines, rates, num_requests, scale, cap, options, engine_options=None, seed=1,
                        progress=None):
     """{load name: {engine: RunMetrics}} with Poisson arrivals at each rate."""
-    results = {}
-    for load, qps in rates.items():
-        workload = preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, qps=qps, seed=seed)
-        results[load] = run_bench(path, engines, workload, engine_options, progress=progress, **options)
-    return results
+    workloads = {load: preset_workload("anyscale", num_requests=num_requests, cap=cap, scale=scale, qps=qps,
+                                       seed=seed) for load, qps in rates.items()}
+    return run_workloads(path, engines, workloads, engine_options, progress, **options)
 
 
 # ---------------------------------------------------------------- figure 5
@@ -115,15 +113,17 @@ def scheduling_variants(chunk_sizes) -> dict:
 def scheduling_knobs(path, presets, chunk_sizes, num_requests, scale, options, qps,
                      seed=2, progress=None):
     """{preset: {variant: RunMetrics}} for the paged engine, requests arriving
-    at ``qps`` (inf: all waiting at the start)."""
-    results = {}
-    for preset in presets:
-        workload = preset_workload(preset, num_requests=num_requests, scale=scale,
-                                   qps=qps, seed=seed)
-        results[preset] = {
-            name: run_bench(path, ["paged"], workload, progress=progress, **options,
-                            **variant)["paged"]
-            for name, variant in scheduling_variants(chunk_sizes).items()}
+    at ``qps`` (inf: all waiting at the start). Each variant's engine serves
+    every preset."""
+    workloads = {preset: preset_workload(preset, num_requests=num_requests,
+                                         scale=scale, qps=qps, seed=seed)
+                 for preset in presets}
+    results = {preset: {} for preset in presets}
+    for name, variant in scheduling_variants(chunk_sizes).items():
+        runs = run_workloads(path, ["paged"], workloads, progress=progress,
+                             **options, **variant)
+        for preset in presets:
+            results[preset][name] = runs[preset]["paged"]
     return results
 # ANCHOR_END: knobs
 
@@ -207,6 +207,9 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
 
 
 PER_HEAD = "stage 5 paged, one head per program"
+# The cases that launch minicb's Triton kernels (the rest are PyTorch's).
+TRITON_CASES = ("stage 1 contiguous (per sequence)", "stage 2 padded", "stage 4 ragged",
+                "stage 5 paged", PER_HEAD)
 
 
 def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16) -> dict:

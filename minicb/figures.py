@@ -2,9 +2,10 @@
 itself (machine, model, scale, date) and a JSON sidecar beside it.
 
 Only a full-scale run on a GPU writes the committed ``figures/`` folder; a
-CPU-scale run writes the git-ignored ``scratch/figures/`` instead, so a
-laptop run never overwrites the measured figures. ``make figures-cpu`` sets
-MINICB_FIGURES_DIR to write the committed CPU-scale set, ``figures/cpu/``.
+CPU-scale run or a rehearsal (``minicb.scale``) writes the git-ignored
+``scratch/figures/`` instead, so a laptop run never overwrites the measured
+figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
+CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
 """
 import datetime
 import json
@@ -14,6 +15,8 @@ import time
 from pathlib import Path
 
 import torch
+
+from .scale import RUNNING, run_scale
 
 
 # When the notebook imported this module: each sidecar says how long the run had taken
@@ -27,14 +30,14 @@ def project_root() -> Path:
 
 
 def full_scale() -> bool:
-    return torch.cuda.is_available()
+    return run_scale().name == "full"
 
 
 def figure_dir() -> Path:
-    if full_scale():
-        path = project_root() / "figures"
+    if "MINICB_FIGURES_DIR" in os.environ:
+        path = project_root() / os.environ["MINICB_FIGURES_DIR"]
     else:
-        path = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures")
+        path = project_root() / ("figures" if full_scale() else "scratch/figures")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -65,15 +68,19 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     dtype, workload, ...). Returns the PNG's path."""
     out = figure_dir()
     png = out / f"{name}.png"
-    env = dict(**environment(), machine=machine(), scale="full scale" if full_scale() else "CPU scale")
+    env = dict(**environment(), machine=machine(), scale=SCALE_NAMES[run_scale().name])
     drawn = fig.get_tightbbox()                 # in inches: the stamp goes below everything drawn
     fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, stamp(env, meta),
              fontsize=7, color="0.35", ha="left", va="top")
     fig.savefig(png, dpi=120, bbox_inches="tight")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **meta)
+    sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.scale)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
+
+
+SCALE_NAMES = {"full": "full scale", "cpu": "CPU scale", "rehearsal": "rehearsal (CPU, tiny model)"}
 
 
 def stamp(env: dict, meta: dict) -> str:

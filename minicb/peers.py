@@ -63,13 +63,18 @@ def run_peer(name, path, workload: Workload, dtype="float32", device="cpu", batc
         raise ValueError(f"unknown peer {name!r}; choose one of {PEERS}")
     model = load_hf_model(path, dtype, device)
     try:
-        if name == "hf_generate":
-            return hf_generate(model, workload, batch_size)
-        return hf_generate_batch(model, workload, kv_tokens)
+        return run_loaded_peer(name, model, workload, batch_size, kv_tokens)
     finally:
         del model
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+def run_loaded_peer(name, model, workload: Workload, batch_size=8, kv_tokens=None) -> PeerRun:
+    """run_peer with the model already loaded (load_hf_model): one load serves many runs."""
+    if name == "hf_generate":
+        return hf_generate(model, workload, batch_size)
+    return hf_generate_batch(model, workload, kv_tokens)
 
 
 # ANCHOR: hf_generate

@@ -1,0 +1,441 @@
+"""Everything a GPU run owes, in parts that each fit one short command.
+
+    make gpu-wheels                   # with a network: the wheels `make gpu` installs offline
+    make gpu-plan                     # on the GPU: each part, and its minutes on this GPU
+    make gpu PARTS="correctness"      # a part (or several, or all); PARTS unset: all of them
+    make gpu-rehearsal                # every part on this CPU, as CI runs it
+
+A lent GPU comes in short windows (about 30 minutes in all, ten for a command,
+no network), so the run is cut into parts: the compiled tests first, then
+the kernels' notebook, then the notebooks whose figures the book shows. Each
+part writes one archive, ``OUT/PART.tar.gz``: its figures and their sidecars,
+``results.json`` (the machine, each notebook's outcome and time, the figures'
+headline numbers) and ``log.txt``, so bringing a part back is one copy.
+
+``plan`` measures the GPU's copy bandwidth and matmul rate and estimates each
+part's minutes from the sizes in ``minicb.scale`` with a rough cost model
+(below); ``run`` refuses a part whose estimate passes MAX_MINUTES. The
+rehearsal runs every part on a CPU at the full scale's settings with a tiny
+model and fewer requests (``minicb.scale``), checks every archive, and says
+what it could not do there.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .figures import project_root
+from .scale import SIZES, weight_bytes
+
+MAX_MINUTES = 9                # a part must end well inside a 10-minute command
+MAX_ARCHIVE_BYTES = 16 * 2**20
+
+
+# ANCHOR: parts
+@dataclass
+class Part:
+    name: str
+    what: str
+    notebooks: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)      # pytest arguments
+    figures: list[str] = field(default_factory=list)    # what its notebooks must draw
+    rehearsal_skips: str = "CUDA graphs and CUDA events (the CPU runs the sdpa backend on the wall clock)"
+
+
+# The GPU's own checks: kernels against the reference in fp16 and bf16, every engine
+# against transformers, CUDA graphs, async scheduling, and the server briefly.
+GPU_TESTS = ["tests/test_kernels.py", "tests/test_paged.py", "tests/test_engines.py",
+             "tests/test_cuda_graphs.py", "tests/test_overlap.py", "tests/test_sampling.py",
+             "tests/test_server.py::test_completions_whole_and_streamed_are_llm_generate",
+             "tests/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
+
+PARTS = [
+    Part("correctness", "the machine, and the GPU tests: compiled kernels, engines, graphs, server",
+         tests=GPU_TESTS, rehearsal_skips="running the GPU tests (collected only: `make test` runs them "
+                                          "on this CPU)"),
+    Part("kernels", "kernel bandwidth, what a program reads, the decode roofline", ["07_kernels"],
+         figures=["07_kernel_bandwidth", "07_kv_bytes", "07_decode_roofline"],
+         rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
+    Part("stages", "stages 1-4: prefill and decode, the white squares, the window, Orca",
+         ["01_single", "02_static", "03_dynamic", "04_continuous"],
+         figures=["01_prefill_vs_decode", "02_static_white_squares", "02_static_kv_use", "03_dynamic_window",
+                  "04_orca_picture", "04_tokens_per_step", "04_latency_cdf"]),
+    Part("paged", "stage 5: the block pool, memory waste, block size, preemption", ["05_paged"],
+         figures=["05_block_pool", "05_kv_waste", "05_running_vs_budget", "05_block_size"]),
+    Part("benchmarks", "the Anyscale experiment, latency under load, scheduling knobs", ["06_benchmarks"],
+         figures=["06_throughput_vs_spread", "06_latency_under_load", "06_scheduling_knobs",
+                  "06_interval_and_host_time"]),
+    Part("serving", "every stage behind minicb serve, measured by bench serve", ["08_serving"],
+         figures=["08_serving"]),
+    # With one GPU only its arithmetic runs (two ranks need two devices): no figure.
+    Part("parallel", "tensor parallelism: what a step communicates", ["09_tensor_parallel"]),
+]
+# ANCHOR_END: parts
+
+# What an H100 SXM measured (copy bytes read + written per second, bf16 matmul):
+# the rates `plan` would find there, for checking the plan on a machine without one.
+H100_RATES = dict(copy_gb_s=3000, matmul_tflops=798)
+
+# ANCHOR: cuda_only
+# Lines that run only on a GPU: a CPU never reaches them, not even in the rehearsal.
+# Each file holding one names what reaches it on a GPU: a test of part 1 (which, run
+# under coverage there, reports any such line it missed), or a part whose notebooks
+# run it at full scale. tests/test_gpu_run.py fails when a file gains such a line
+# and is not listed here.
+CUDA_ONLY = re.compile(r'startswith\("cuda"\)|torch\.cuda\.is_available\(\)|\.is_cuda\b|== "cuda"|!= "cuda"')
+REACHED_ON_A_GPU = {
+    "minicb/config.py": "tests/test_engines.py",
+    "minicb/llm.py": "tests/test_engines.py",
+    "minicb/attention.py": "tests/test_kernels.py",
+    "minicb/stages/base.py": "tests/test_engines.py",
+    "minicb/stages/iteration.py": "tests/test_engines.py",
+    "minicb/stages/paged.py": "tests/test_paged.py",
+    "minicb/stages/overlap.py": "tests/test_overlap.py",
+    "minicb/cuda_graphs.py": "tests/test_cuda_graphs.py",
+    "kernels/online_softmax.py": "tests/test_kernels.py",
+    "kernels/paged_attention.py": "tests/test_paged.py",
+    "minicb/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
+    "minicb/bench.py": "part benchmarks",
+    "minicb/peers.py": "part benchmarks",
+    "minicb/benchmarks.py": "part kernels",
+    "minicb/figures.py": "part stages",
+    "notebooks/07_kernels.ipynb": "part kernels",
+}
+# The driver and the scale table choose between the GPU and the CPU themselves.
+DECIDES_THE_DEVICE = ("minicb/gpu_run.py", "minicb/scale.py")
+
+
+def cuda_only_lines(root: Path) -> dict[str, list[int]]:
+    """{file: line numbers} of the lines CUDA_ONLY finds in the engine, the kernels,
+    the tools and the notebooks (a notebook's lines counted through its code cells)."""
+    found = {}
+    for path in sorted([*root.glob("minicb/**/*.py"), *root.glob("kernels/*.py"), *root.glob("notebooks/*.ipynb")]):
+        name = str(path.relative_to(root))
+        if name in DECIDES_THE_DEVICE:
+            continue
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text())["cells"]
+            lines = [line for c in cells if c["cell_type"] == "code" for line in "".join(c["source"]).splitlines()]
+        else:
+            lines = path.read_text().splitlines()
+        hits = [i + 1 for i, line in enumerate(lines) if CUDA_ONLY.search(line.split("#")[0])]
+        if hits:
+            found[name] = hits
+    return found
+# ANCHOR_END: cuda_only
+
+
+# ---------------------------------------------------------------- the machine
+def machine() -> dict:
+    """The GPU (or CPU), the versions, and the two rates the estimates use."""
+    import transformers
+    import triton
+
+    cuda = torch.cuda.is_available()
+    info = dict(gpu=torch.cuda.get_device_name() if cuda else None, cpu=platform.machine(),
+                cpus=os.cpu_count(), torch=torch.__version__, triton=triton.__version__,
+                transformers=transformers.__version__, python=platform.python_version(),
+                driver=nvidia_driver() if cuda else None)
+    return info | measured_rates("cuda" if cuda else "cpu")
+
+
+def nvidia_driver():
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30).stdout.strip() or None
+    except OSError:
+        return None
+
+
+def measured_rates(device) -> dict:
+    """Copy bandwidth (bytes read + written per second) and a large matmul's
+    FLOP/s, in the dtype the figures run in."""
+    from .benchmarks import copy_bandwidth, time_ms
+
+    cuda = device == "cuda"
+    n, dtype = (8192, torch.bfloat16) if cuda else (1024, torch.float32)
+    if cuda and torch.cuda.get_device_capability() < (8, 0):
+        dtype = torch.float16
+    a, b = (torch.randn(n, n, device=device).to(dtype) for _ in range(2))
+    matmul_s = time_ms(lambda: a @ b) / 1e3
+    return dict(copy_gb_s=round(copy_bandwidth(device, 2**30 if cuda else 2**26) / 1e9, 1),
+                matmul_tflops=round(2 * n**3 / matmul_s / 1e12, 2), matmul_dtype=str(dtype).removeprefix("torch."))
+
+
+# ---------------------------------------------------------------- the estimates
+# ANCHOR: estimate
+@dataclass
+class CostModel:
+    """A rough price for a run, from the machine's two rates: a prefill costs its
+    FLOPs (2 x parameters per token) at half the matmul rate, a decode step reads
+    the weights at 70% of the copy bandwidth and pays a fixed host cost, and
+    building an engine loads its weights and captures its CUDA graphs."""
+    copy_bytes_s: float
+    flops_s: float
+    host_s: float = 2e-3               # a step's scheduling and inputs, in Python
+    peer_host_s: float = 25e-3         # transformers' steps, whose Python is heavier
+    event_s: float = 0.15e-3           # a served token: its server-sent event, out and in
+
+    def run(self, shape, prompt_tokens, output_tokens, concurrency, host_s=None) -> float:
+        weights = weight_bytes(shape)
+        prefill = (weights / 2) * 2 * prompt_tokens / (0.5 * self.flops_s)
+        steps = output_tokens / max(1, concurrency)
+        return prefill + steps * (weights / (0.7 * self.copy_bytes_s) + (host_s or self.host_s))
+
+    def build(self, shape) -> float:
+        return 3 + weight_bytes(shape) / 2e9 + 20 * 0.05
+# ANCHOR_END: estimate
+
+
+def tokens(workload) -> tuple[int, int]:
+    return sum(workload.prompt_lens), sum(workload.output_lens)
+
+
+def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
+    """What one notebook's full-scale run costs by the model: its engine runs
+    (from its sizes in minicb.scale) and its engine builds."""
+    from .workload import preset_workload, synthetic_workload
+
+    s = SIZES[name]["full"]
+    if name == "01_single":
+        work = sum(cost.run(shape, n, s["decode_tokens"], 1) for n in s["prompt_lens"]) * s["repeats"]
+        return work + 2 * cost.build(shape)
+    if name == "02_static":
+        p, o = tokens(synthetic_workload(s["num_requests"], s["prompt_len"], s["output_len"]))
+        return cost.run(shape, p, o, 1) + 2 * cost.run(shape, p, o, s["batch"] / 2) + 3 * cost.build(shape)
+    if name == "03_dynamic":      # each replay lasts its arrivals: 1 / load of the serial time
+        p, o = tokens(synthetic_workload(s["num_requests"], s["prompt_len"], s["output_len"]))
+        replays = len(s["windows"]) * s["repeats"]
+        return replays * cost.run(shape, p, o, 1) / s["load"] + 2 * cost.build(shape)
+    if name == "04_continuous":
+        p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=512))
+        runs = 3 + 2 + 2 * s["repeats"]
+        return runs * (cost.run(shape, p, o, s["batch"] / 2) + cost.build(shape))
+    if name == "05_paged":
+        p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=512))
+        return 20 * (cost.run(shape, p, o, 32) + cost.build(shape))
+    if name == "06_benchmarks":
+        runs = 0.0
+        for cap in (32, 128, 512, 1536):
+            p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=cap))
+            runs += 4 * cost.run(shape, p, o, s["batch"] / 2) + 2 * cost.run(shape, p, o, s["batch"] / 2,
+                                                                           cost.peer_host_s)
+        p, o = tokens(preset_workload("anyscale", s["load_requests"], cap=512))
+        runs += 2 * 4 * cost.run(shape, p, o, s["batch"] / 2) * 1.5       # Poisson replays at two loads
+        knob_p, knob_o = 0, 0
+        for preset in ("reading", "chat", "writing"):
+            pk, ok = tokens(preset_workload(preset, s["knob_requests"]))
+            knob_p, knob_o = knob_p + pk, knob_o + ok
+        runs += 5 * cost.run(shape, knob_p, knob_o, s["batch"]) + 3 * cost.run(shape, knob_p, knob_o, s["batch"])
+        builds = 4 + 2 + 4 + 5 + 3      # each engine (and peer) built once an experiment
+        return s["repeats"] * (runs + builds * cost.build(shape))
+    if name == "07_kernels":
+        kernel_cases = (len(s["contexts"]) + len(s["batches"])) * 7 * 0.5      # do_bench: ~0.5 s a case
+        roofline = 0.0
+        for model_shape, batches in s["roofline"]["shapes"].items():
+            for batch in batches:
+                context = s["roofline"]["context"]
+                roofline += 2 * cost.run(model_shape, batch * context, batch * (16 + batch + 3), batch)
+            roofline += 2 * cost.build(model_shape)
+        return kernel_cases + roofline
+    if name == "08_serving":      # replays last their arrivals; sustained runs as fast as they go
+        p, o = tokens(preset_workload("anyscale", s["num_prompts"], cap=512))
+        concurrency = s["batch"] / 2                                          # every token is an HTTP event
+        sustained = cost.run(shape, p, o, concurrency, cost.host_s + concurrency * cost.event_s)
+        sweep = sum(1 / share for share in (0.25, 0.5, 0.75)) * s["repeats"] * 4 * sustained
+        return 4 * cost.build(shape) + 4 * sustained + sweep
+    if name == "09_tensor_parallel":
+        return 30.0
+    raise ValueError(f"no estimate for notebook {name!r}")
+
+
+def part_minutes(part: Part, rates: dict) -> float:
+    """A part's estimated minutes on a machine with these measured rates."""
+    cost = CostModel(rates["copy_gb_s"] * 1e9, rates["matmul_tflops"] * 1e12)
+    seconds = sum(notebook_seconds(nb, cost) for nb in part.notebooks)
+    if part.tests:
+        seconds += 240                 # the GPU test set: compiles included, a few minutes
+    return seconds / 60
+
+
+# ---------------------------------------------------------------- running a part
+def run_part(part: Part, out: Path, rehearsal: bool) -> dict:
+    """Run one part into out/PART/ and pack out/PART.tar.gz; returns its results."""
+    folder = out / part.name
+    (folder / "figures").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, MINICB_FIGURES_DIR=str((folder / "figures").resolve()),
+               MINICB_SCALE="rehearsal" if rehearsal else os.environ.get("MINICB_SCALE", "full"))
+    results = dict(part=part.name, what=part.what, rehearsal=rehearsal, machine=machine(), steps=[],
+                   skipped=[part.rehearsal_skips] if rehearsal else [])
+    with open(folder / "log.txt", "w") as log:
+        if part.tests:
+            results["steps"].append(run_tests(part, env, log, rehearsal, folder))
+            results["unreached_cuda_lines"] = unreached_cuda_lines(folder / "coverage.json")
+        for notebook in part.notebooks:
+            results["steps"].append(run_notebook(notebook, env, log))
+    results["figures"] = headline_numbers(folder / "figures")
+    results["passed"] = all(step["passed"] for step in results["steps"])
+    (folder / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    pack(folder, out / f"{part.name}.tar.gz")
+    return results
+
+
+def run_tests(part, env, log, rehearsal, folder) -> dict:
+    """On a GPU: the part's tests, under coverage where it is installed. In a
+    rehearsal: that they exist (`make test` runs them on the CPU)."""
+    pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", *part.tests]
+    if rehearsal:
+        return timed([sys.executable, *pytest, "--collect-only"], env, log, "tests")
+    import importlib.util
+
+    if importlib.util.find_spec("coverage") is None:
+        return timed([sys.executable, *pytest], env, log, "tests")
+    data, root = folder / ".coverage", project_root()
+    step = timed([sys.executable, "-m", "coverage", "run", f"--data-file={data}",
+                  f"--source={root / 'minicb'},{root / 'kernels'}", *pytest], env, log, "tests")
+    subprocess.run([sys.executable, "-m", "coverage", "json", f"--data-file={data}", "-o",
+                    str(folder / "coverage.json")], cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    data.unlink(missing_ok=True)
+    return step
+
+
+def unreached_cuda_lines(coverage_json: Path) -> dict | None:
+    """{file: CUDA-only lines} that the GPU tests were to reach and did not;
+    None where no coverage ran (a rehearsal, or no coverage package)."""
+    if not coverage_json.is_file():
+        return None
+    root, executed = project_root(), {}
+    for path, data in json.loads(coverage_json.read_text())["files"].items():
+        executed[str((root / path).resolve().relative_to(root))] = set(data["executed_lines"])
+    return {name: missed for name, lines in cuda_only_lines(root).items()
+            if REACHED_ON_A_GPU.get(name, "").startswith("tests/")
+            and (missed := [n for n in lines if n not in executed.get(name, set())])}
+
+
+def run_notebook(notebook, env, log) -> dict:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+               f"notebooks/{notebook}.ipynb"]
+    return timed(command, env, log, notebook)
+
+
+def timed(command, env, log, name) -> dict:
+    started = time.perf_counter()
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    result = subprocess.run(command, env=env, cwd=project_root(), stdout=log, stderr=subprocess.STDOUT)
+    seconds = round(time.perf_counter() - started, 1)
+    print(f"  {name}: {'passed' if result.returncode == 0 else 'FAILED'} in {seconds} s", flush=True)
+    return dict(name=name, passed=result.returncode == 0, seconds=seconds)
+
+
+def headline_numbers(folder: Path) -> dict:
+    """Each figure's sidecar, less the long lists of raw measurements."""
+    numbers = {}
+    for sidecar in sorted(folder.glob("*.json")):
+        meta = json.loads(sidecar.read_text())
+        numbers[sidecar.stem] = {k: v for k, v in meta.items() if len(json.dumps(v, default=str)) <= 2000}
+    return numbers
+
+
+def pack(folder: Path, archive: Path):
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname=folder.name)
+    if archive.stat().st_size > MAX_ARCHIVE_BYTES:
+        raise RuntimeError(f"{archive} is {archive.stat().st_size} bytes, over {MAX_ARCHIVE_BYTES}")
+
+
+def archive_problems(part: Part, archive: Path) -> list[str]:
+    """What a part's archive lacks: results.json, a log, every expected figure
+    with a complete sidecar, a step that passed."""
+    from .figures import REQUIRED_SIDECAR_KEYS
+
+    if not archive.is_file():
+        return [f"{archive.name}: missing"]
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+        read = lambda name: tar.extractfile(f"{part.name}/{name}").read()         # noqa: E731
+        problems = [f"{archive.name}: no {name}" for name in ("results.json", "log.txt")
+                    if f"{part.name}/{name}" not in names]
+        for figure in part.figures:
+            for suffix in (".png", ".json"):
+                if f"{part.name}/figures/{figure}{suffix}" not in names:
+                    problems.append(f"{archive.name}: no figures/{figure}{suffix}")
+            if f"{part.name}/figures/{figure}.json" in names:
+                meta = json.loads(read(f"figures/{figure}.json"))
+                problems += [f"{archive.name}: {figure}.json lacks {key}" for key in REQUIRED_SIDECAR_KEYS
+                             if key not in meta]
+        if not problems:
+            results = json.loads(read("results.json"))
+            problems += [f"{archive.name}: {step['name']} failed (see log.txt)" for step in results["steps"]
+                         if not step["passed"]]
+    return problems
+
+
+# ---------------------------------------------------------------- the commands
+def chosen(names) -> list[Part]:
+    by_name = {part.name: part for part in PARTS}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise SystemExit(f"unknown part {unknown[0]!r}; choose from {', '.join(by_name)}")
+    return [by_name[name] for name in names] if names else PARTS
+
+
+def plan(parts) -> dict[str, float]:
+    rates = measured_rates("cuda" if torch.cuda.is_available() else "cpu")
+    where = torch.cuda.get_device_name() if torch.cuda.is_available() else f"this CPU (a GPU's estimate is minutes)"
+    print(f"plan for {where}: copy {rates['copy_gb_s']} GB/s, {rates['matmul_dtype']} matmul "
+          f"{rates['matmul_tflops']} TFLOP/s; at most {MAX_MINUTES} minutes a part")
+    minutes = {part.name: part_minutes(part, rates) for part in parts}
+    for part in parts:
+        fits = "" if minutes[part.name] <= MAX_MINUTES else f"  REFUSED: over {MAX_MINUTES} minutes"
+        print(f"  {part.name:12s} ~{math.ceil(minutes[part.name]):3d} min  {part.what}{fits}")
+    return minutes
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m minicb.gpu_run", description=__doc__.split("\n\n")[1])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("plan", help="each part with its estimated minutes on this GPU")
+    run = commands.add_parser("run", help="run parts on this GPU, each into OUT/PART.tar.gz")
+    rehearse = commands.add_parser("rehearse", help="run every part on this CPU and check the archives")
+    for command in (run, rehearse):
+        command.add_argument("parts", nargs="*", help="part names (default: all)")
+        command.add_argument("--out", default="gpu-results", help="the folder the archives go to")
+    run.add_argument("--force", action="store_true", help="run a part whose estimate is over the limit")
+    args = parser.parse_args(argv)
+    if args.command == "plan":
+        plan(PARTS)
+        return 0
+    parts, out = chosen(args.parts), Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if args.command == "run":
+        if not torch.cuda.is_available():
+            raise SystemExit("no GPU here: `make gpu-rehearsal` runs the parts on a CPU")
+        minutes = plan(parts)
+        parts = [p for p in parts if args.force or minutes[p.name] <= MAX_MINUTES]
+    problems, skipped = [], {}
+    for part in parts:
+        print(f"{part.name}: {part.what}", flush=True)
+        results = run_part(part, out, rehearsal=args.command == "rehearse")
+        problems += archive_problems(part, out / f"{part.name}.tar.gz")
+        for line in results["skipped"]:
+            skipped.setdefault(line, []).append(part.name)
+    for line, names in skipped.items():
+        print(f"skipped on this CPU ({', '.join(names)}): {line}")
+    verdict = "all parts passed" if not problems else f"{len(problems)} problems:\n  " + "\n  ".join(problems)
+    print(f"{len(parts)} parts into {out}: {verdict}")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""How big a notebook runs, decided in one place.
+
+- **cpu**: a laptop. The tiny random Llama in fp32 and small workloads, so
+  every notebook runs in a minute or two.
+- **full**: a GPU. Real model shapes with random weights (as vLLM's
+  dummy-weight benchmarks do), in bf16 where the GPU has it (fp16 on one that
+  has not), and the workloads the figures are about. A shape the GPU's memory
+  cannot hold is replaced by the largest that it can.
+- **rehearsal**: the full scale's settings and request lengths, on a CPU, the
+  tiny model and fewer requests (MINICB_SCALE=rehearsal). CI runs it, so that
+  the first time a full-scale branch runs is not on a borrowed GPU.
+
+A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
+``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
+GPU driver (``minicb.gpu_run``) also reads to plan its parts.
+"""
+import os
+from dataclasses import dataclass
+
+import torch
+
+from .checkpoint import SHAPES
+
+# A rehearsal's largest batch, and its requests per workload: three batches' worth,
+# so that batching still has something to do and every figure's claim is checked.
+REHEARSAL_BATCH = 8
+REHEARSAL_REQUESTS = 3 * REHEARSAL_BATCH
+
+# Each notebook's sizes at CPU scale and at full scale. A rehearsal takes the full
+# ones, with every requests count cut to REHEARSAL_REQUESTS, every batch size (and
+# list of them) to REHEARSAL_BATCH, repeats to 1, and its own where it names any.
+SIZES = {
+    "01_single": dict(
+        cpu=dict(prompt_lens=[16, 64, 128, 256], decode_tokens=16, copy_mib=32, repeats=3),
+        full=dict(prompt_lens=[128, 512, 1024, 2048], decode_tokens=64, copy_mib=256, repeats=3)),
+    "02_static": dict(
+        cpu=dict(num_requests=24, prompt_len=(4, 48), output_len=(2, 48), batch=8),
+        full=dict(num_requests=64, prompt_len=(64, 512), output_len=(16, 512), batch=16)),
+    # The CPU's rate is light for the tiny model; at full scale the rate is a share
+    # of what the engine serves one request at a time (measured in the notebook).
+    "03_dynamic": dict(
+        cpu=dict(num_requests=40, prompt_len=(4, 32), output_len=(2, 8), qps=20.0, batch=8,
+                 windows=[0, 25, 50, 100, 200], repeats=3),
+        full=dict(num_requests=48, prompt_len=(64, 256), output_len=(8, 32), load=0.3, batch=16,
+                  windows=[0, 25, 50, 100, 200, 400], repeats=3)),
+    "04_continuous": dict(
+        cpu=dict(scale=1 / 16, num_requests=32, batch=8, max_model_len=256, repeats=3),
+        full=dict(scale=1.0, num_requests=256, batch=32, max_model_len=1024, repeats=3)),
+    "05_paged": dict(
+        cpu=dict(scale=1 / 8, num_requests=32, max_model_len=256, chunk_budget=32, reading_requests=16),
+        full=dict(scale=1.0, num_requests=256, max_model_len=2048, chunk_budget=64, reading_requests=16)),
+    "06_benchmarks": dict(
+        cpu=dict(num_requests=48, scale=1 / 16, batch=4, max_model_len=128, load_requests=48,
+                 knob_requests=16, knob_scale=1 / 4, knob_max_model_len=512, chunk_sizes=[32, 64, 128],
+                 repeats=3),
+        full=dict(num_requests=128, scale=1.0, batch=64, max_model_len=2048, load_requests=64,
+                  knob_requests=32, knob_scale=1.0, knob_max_model_len=2048, chunk_sizes=[256, 512, 1024],
+                  repeats=2)),
+    "07_kernels": dict(
+        cpu=dict(heads=dict(heads=4, kv_heads=2, head_dim=16), contexts=[32, 64], context_batch=2,
+                 batches=[1, 4], batch_context=32, reference_tokens=1024,
+                 roofline=dict(context=32, max_model_len=64, shapes={"tiny": [1, 4, 8]})),
+        full=dict(heads=dict(heads=32, kv_heads=8, head_dim=128), contexts=[512, 1024, 2048, 4096, 8192, 16384],
+                  context_batch=16, batches=[1, 4, 16, 64, 256], batch_context=4096,
+                  reference_tokens=64 * 4096,
+                  roofline=dict(context=1024, max_model_len=2048,
+                                shapes={"llama-3.2-1b": [1, 8, 32, 64, 128, 256],
+                                        "llama-3.1-8b": [1, 8, 32, 64]})),
+        # A CPU holds 16 sequences of 16,384 keys in fp32 only with gigabytes to spare.
+        rehearsal=dict(context_batch=2)),
+    "08_serving": dict(
+        cpu=dict(num_prompts=32, scale=1 / 4, max_model_len=512, batch=4, repeats=3),
+        full=dict(num_prompts=64, scale=1.0, max_model_len=2048, batch=32, repeats=3)),
+    "09_tensor_parallel": dict(
+        cpu=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3),
+        full=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3)),
+}
+
+
+# The notebook this process runs, and its sizes: save_figure writes them into each sidecar.
+RUNNING = {}
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str                   # "cpu", "full" or "rehearsal"
+    device: str                 # "cuda" at full scale, else "cpu"
+    dtype: str                  # a GPU's half precision; float32 on a CPU
+    gpu: str | None = None      # the GPU's name
+    gpu_memory: int = 0         # its memory in bytes
+
+    @property
+    def full(self) -> bool:
+        """The full scale's settings: at full scale, and in its rehearsal."""
+        return self.name != "cpu"
+
+    def sizes(self, notebook: str) -> dict:
+        """The notebook's sizes at this scale; every figure's sidecar records them."""
+        table = SIZES[notebook]
+        if self.name == "rehearsal":
+            sizes = {k: rehearsed(k, v) for k, v in table["full"].items()} | table.get("rehearsal", {})
+        else:
+            sizes = dict(table[self.name])
+        RUNNING.update(notebook=notebook, sizes=sizes)
+        return sizes
+
+    def model(self, shape: str = "llama-3.2-1b", num_layers=None) -> dict:
+        """The checkpoint a notebook measures with (make_tiny_checkpoint's arguments):
+        ``shape`` at full scale, or the largest shape this GPU holds; the tiny Llama
+        in fp32 otherwise."""
+        if self.name == "cpu":
+            return dict(arch="llama", shape="tiny", dtype="float32")
+        if self.name == "rehearsal":       # the tiny model, with the context of the one it stands for
+            return dict(arch="llama", shape="tiny", dtype="float32",
+                        max_position_embeddings=SHAPES[shape]["max_position_embeddings"])
+        fitting = [s for s in SHAPES if self.fits(s)]
+        if shape not in fitting:
+            shape = max(fitting, key=lambda s: weight_bytes(s), default="tiny")
+        return dict(arch="llama", shape=shape, dtype=self.dtype,
+                    **({} if num_layers is None else dict(num_layers=num_layers)))
+
+    def fits(self, shape: str) -> bool:
+        """Whether this GPU holds the shape's weights with room for KV cache and
+        activations: at most 60% of its memory for the weights."""
+        return self.name == "full" and weight_bytes(shape) <= 0.6 * self.gpu_memory
+
+    def claim(self, holds: bool, what):
+        """A figure's claim about time, checked: at CPU scale and at full scale a
+        claim that does not hold stops the notebook. A rehearsal times a tiny
+        model on a CPU at the full scale's lengths, where it need not hold: there
+        it is reported, and the run goes on."""
+        if holds:
+            return
+        if self.name != "rehearsal":
+            raise AssertionError(what)
+        print(f"rehearsal: a claim that did not hold here (checked at full scale): {what}")
+
+    def synchronize(self):
+        """Wait for the GPU, before reading a clock; nothing to wait for on a CPU."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def describe(self) -> str:
+        where = f"GPU: {self.gpu} ({self.gpu_memory / 2**30:.0f} GiB)" if self.gpu else "CPU"
+        what = {"cpu": "CPU scale", "full": "full scale",
+                "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
+        return f"{what} | {where} | {self.dtype}"
+
+
+def rehearsed(key, value):
+    """One full-scale size as a rehearsal takes it."""
+    if key.endswith("requests") or key == "num_prompts":
+        return min(value, REHEARSAL_REQUESTS)
+    if key == "batch":
+        return min(value, REHEARSAL_BATCH)
+    if key == "repeats":
+        return 1
+    if key == "batches":
+        return [b for b in value if b <= REHEARSAL_BATCH]
+    if key == "roofline":
+        return dict(value, shapes={s: [b for b in sizes if b <= REHEARSAL_BATCH]
+                                   for s, sizes in value["shapes"].items()})
+    return value
+
+
+def weight_bytes(shape: str, bytes_per_value: int = 2) -> int:
+    """A real shape's weights in bytes (bf16 by default)."""
+    s = SHAPES[shape]
+    d, hd, ffn, vocab = s["hidden_size"], s["head_dim"], s["intermediate_size"], s["vocab_size"]
+    attention = d * hd * (2 * s["num_attention_heads"] + 2 * s["num_key_value_heads"])
+    layer = attention + 3 * d * ffn + 2 * d
+    embeddings = vocab * d * (1 if s["tie_word_embeddings"] else 2)
+    return bytes_per_value * (embeddings + s["num_hidden_layers"] * layer + d)
+
+
+def run_scale() -> Scale:
+    """The scale of this run: MINICB_SCALE names it (cpu, full, rehearsal); else
+    full on a GPU and cpu without one."""
+    name = os.environ.get("MINICB_SCALE") or ("full" if torch.cuda.is_available() else "cpu")
+    if name not in ("cpu", "full", "rehearsal"):
+        raise ValueError(f"MINICB_SCALE={name!r}: choose cpu, full or rehearsal")
+    if name != "full":
+        return Scale(name, "cpu", "float32")
+    if not torch.cuda.is_available():
+        raise ValueError("MINICB_SCALE=full needs a GPU, and torch sees none here")
+    properties = torch.cuda.get_device_properties(0)
+    dtype = "bfloat16" if torch.cuda.get_device_capability(0) >= (8, 0) else "float16"
+    return Scale("full", "cuda", dtype, properties.name, properties.total_memory)

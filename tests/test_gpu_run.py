@@ -1,0 +1,129 @@
+"""The one command a GPU run needs (minicb.gpu_run), checked without a GPU: its
+parts cover every notebook and figure, its plan fits an H100's half hour, an
+archive that lacks a figure is caught, and every line that only a GPU reaches
+names what reaches it there. `make test` also runs the whole rehearsal."""
+import io
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from minicb import gpu_run
+from minicb.scale import SIZES, Scale, run_scale
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_notebook_is_in_exactly_one_part_and_has_sizes():
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    in_parts = sorted(nb for part in gpu_run.PARTS for nb in part.notebooks)
+    assert in_parts == notebooks
+    assert sorted(SIZES) == notebooks
+
+
+def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
+    """The figure names a part expects are the ones its notebooks save: all of them,
+    but 09's, which needs two GPUs."""
+    for part in gpu_run.PARTS:
+        saved = set()
+        for notebook in part.notebooks:
+            cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())["cells"]
+            code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+            saved |= set(re.findall(r'save_figure\(\s*\w+,\s*"(\w+)"', code))
+        expected = saved - ({"09_tensor_parallel_split"} if part.name == "parallel" else set())
+        assert set(part.figures) == expected, part.name
+
+
+def test_the_plan_fits_every_part_of_an_h100_run_in_its_command_and_the_whole_in_half_an_hour():
+    minutes = {part.name: gpu_run.part_minutes(part, gpu_run.H100_RATES) for part in gpu_run.PARTS}
+    assert all(m <= gpu_run.MAX_MINUTES for m in minutes.values()), minutes
+    assert sum(minutes.values()) <= 32, minutes
+
+
+def test_a_slower_gpu_gets_longer_estimates_and_the_plan_refuses_what_does_not_fit(capsys, monkeypatch):
+    slow = dict(copy_gb_s=300, matmul_tflops=65)           # about a T4
+    assert all(gpu_run.part_minutes(p, slow) >= gpu_run.part_minutes(p, gpu_run.H100_RATES)
+               for p in gpu_run.PARTS)
+    monkeypatch.setattr(gpu_run, "measured_rates", lambda device: dict(slow, matmul_dtype="float16"))
+    minutes = gpu_run.plan(gpu_run.PARTS)
+    printed = capsys.readouterr().out
+    refused = [name for name, m in minutes.items() if m > gpu_run.MAX_MINUTES]
+    assert refused and all(re.search(rf"{name} .*REFUSED", printed) for name in refused)
+
+
+def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True):
+    """A part's archive holding these figure sidecars (each with a PNG)."""
+    with tarfile.open(path, "w:gz") as tar:
+        def add(name, data: bytes):
+            info = tarfile.TarInfo(f"{part.name}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        add("results.json", json.dumps(dict(steps=[dict(name="x", passed=passed, seconds=1)])).encode())
+        add("log.txt", b"")
+        for name, meta in figures.items():
+            add(f"figures/{name}.png", b"png")
+            add(f"figures/{name}.json", json.dumps(meta).encode())
+
+
+def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
+    part = next(p for p in gpu_run.PARTS if p.name == "paged")
+    complete = dict(gpu="H100", torch="2", triton="3", transformers="5", date="2026-11-24")
+    archive = tmp_path / "paged.tar.gz"
+    fake_archive(archive, part, {name: complete for name in part.figures})
+    assert gpu_run.archive_problems(part, archive) == []
+    fake_archive(archive, part, {name: complete for name in part.figures[1:]})
+    problems = gpu_run.archive_problems(part, archive)
+    assert problems == [f"paged.tar.gz: no figures/{part.figures[0]}.png",
+                        f"paged.tar.gz: no figures/{part.figures[0]}.json"]
+    fake_archive(archive, part, {name: {k: v for k, v in complete.items() if k != "gpu"} for name in part.figures})
+    assert all("lacks gpu" in p for p in gpu_run.archive_problems(part, archive))
+    fake_archive(archive, part, {name: complete for name in part.figures}, passed=False)
+    assert gpu_run.archive_problems(part, archive) == ["paged.tar.gz: x failed (see log.txt)"]
+    assert gpu_run.archive_problems(part, tmp_path / "none.tar.gz") == ["none.tar.gz: missing"]
+
+
+def test_every_line_only_a_gpu_reaches_names_what_reaches_it():
+    """A CPU never runs these lines, not even in the rehearsal: each file holding one
+    must name the GPU test, or the part, that does (tests of part 1 run under
+    coverage on a GPU and report the lines they missed)."""
+    found = gpu_run.cuda_only_lines(ROOT)
+    unlisted = sorted(set(found) - set(gpu_run.REACHED_ON_A_GPU))
+    assert not unlisted, f"lines only a GPU reaches, in files REACHED_ON_A_GPU does not list: {unlisted}"
+    assert not set(gpu_run.REACHED_ON_A_GPU) - set(found)              # no stale entry either
+    tests = {t.split("::")[0] for t in gpu_run.GPU_TESTS}
+    parts = {p.name for p in gpu_run.PARTS}
+    for name, reached_by in gpu_run.REACHED_ON_A_GPU.items():
+        assert (reached_by in tests or reached_by.removeprefix("part ") in parts
+                or reached_by.startswith("two GPUs")), (name, reached_by)
+
+
+def test_the_scale_follows_minicb_scale_and_a_rehearsal_keeps_the_full_lengths(monkeypatch):
+    monkeypatch.setenv("MINICB_SCALE", "rehearsal")
+    scale = run_scale()
+    assert scale == Scale("rehearsal", "cpu", "float32") and scale.full
+    sizes = scale.sizes("06_benchmarks")
+    full = SIZES["06_benchmarks"]["full"]
+    assert sizes["max_model_len"] == full["max_model_len"] and sizes["chunk_sizes"] == full["chunk_sizes"]
+    assert sizes["num_requests"] < full["num_requests"] and sizes["repeats"] == 1
+    assert scale.model("llama-3.1-8b") == dict(arch="llama", shape="tiny", dtype="float32",
+                                               max_position_embeddings=131072)
+    monkeypatch.setenv("MINICB_SCALE", "giant")
+    with pytest.raises(ValueError, match="MINICB_SCALE='giant': choose cpu, full or rehearsal"):
+        run_scale()
+
+
+def test_a_gpu_too_small_for_a_shape_gets_the_largest_that_fits():
+    t4 = Scale("full", "cuda", "float16", "Tesla T4", 15 * 2**30)
+    h100 = Scale("full", "cuda", "bfloat16", "NVIDIA H100", 80 * 2**30)
+    assert t4.model("llama-3.1-8b") == dict(arch="llama", shape="llama-3.2-1b", dtype="float16")
+    assert h100.model("llama-3.1-8b") == dict(arch="llama", shape="llama-3.1-8b", dtype="bfloat16")
+    assert not t4.fits("llama-3.1-8b") and t4.fits("llama-3.2-1b")
+
+
+def test_a_claim_stops_a_real_run_and_is_only_reported_in_a_rehearsal(capsys):
+    with pytest.raises(AssertionError, match="slower"):
+        Scale("cpu", "cpu", "float32").claim(False, "slower")
+    Scale("rehearsal", "cpu", "float32").claim(False, "slower")
+    assert "a claim that did not hold here (checked at full scale): slower" in capsys.readouterr().out
