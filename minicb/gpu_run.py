@@ -329,13 +329,17 @@ def run_notebook(notebook, env, log) -> dict:
 
 
 def timed(command, env, log, name) -> dict:
+    """Run one command into the log; its outcome, time and pytest's summary line."""
     started = time.perf_counter()
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
-    result = subprocess.run(command, env=env, cwd=project_root(), stdout=log, stderr=subprocess.STDOUT)
+    result = subprocess.run(command, env=env, cwd=project_root(), capture_output=True, text=True)
+    log.write(result.stdout + result.stderr)
     seconds = round(time.perf_counter() - started, 1)
-    print(f"  {name}: {'passed' if result.returncode == 0 else 'FAILED'} in {seconds} s", flush=True)
-    return dict(name=name, passed=result.returncode == 0, seconds=seconds)
+    counts = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|tests? collected).*?)\s*=*$", result.stdout, re.M)
+    summary = counts[-1] if counts else ""
+    print(f"  {name}: {'passed' if result.returncode == 0 else 'FAILED'} in {seconds} s  {summary}", flush=True)
+    return dict(name=name, passed=result.returncode == 0, seconds=seconds, summary=summary)
 
 
 def headline_numbers(folder: Path) -> dict:
