@@ -104,7 +104,7 @@ class Scale:
         RUNNING.update(notebook=notebook, sizes=sizes)
         return sizes
 
-    def model(self, shape: str = "llama-3.2-1b", num_layers=None) -> dict:
+    def model(self, shape: str = "llama-3.2-1b") -> dict:
         """The checkpoint a notebook measures with (make_tiny_checkpoint's arguments):
         ``shape`` at full scale, or the largest shape this GPU holds; the tiny Llama
         in fp32 otherwise."""
@@ -116,8 +116,7 @@ class Scale:
         fitting = [s for s in SHAPES if self.fits(s)]
         if shape not in fitting:
             shape = max(fitting, key=lambda s: weight_bytes(s), default="tiny")
-        return dict(arch="llama", shape=shape, dtype=self.dtype,
-                    **({} if num_layers is None else dict(num_layers=num_layers)))
+        return dict(arch="llama", shape=shape, dtype=self.dtype)
 
     def fits(self, shape: str) -> bool:
         """Whether this GPU holds the shape's weights with room for KV cache and
