@@ -59,8 +59,8 @@ def warm_up(engine: LLMEngine):
     step, times the query heads packed into each program: send the shortest
     prompt that reaches each height. (With CUDA graphs, stage 5's default
     on a GPU, the split-KV kernels compile when the graphs are captured.)"""
-    cfg, model = engine.config, engine.model.config
-    dtype = engine.model.dtype
+    cfg, model = engine.config, engine.executor.config
+    dtype = engine.executor.dtype
     group = model.num_attention_heads // model.num_key_value_heads
     shortest = {}
     for prompt_len in range(1, 257):

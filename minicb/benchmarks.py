@@ -261,7 +261,7 @@ def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps
     A step's time is from its start to the next step's start, which counts
     the same work whether or not the host runs ahead (async scheduling)."""
     engine = LLMEngine(path, engine="paged", max_num_seqs=max(batch_sizes), **options)
-    model = engine.model
+    model = engine.executor.model
     kv_per_token = model.config.kv_bytes_per_token(
         model.embed_tokens.weight.element_size())
     weights, rows = decode_weight_bytes(model), []
@@ -310,14 +310,14 @@ def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict
     host time (scheduling, inputs), the model's compute and its collectives
     (rank 0's, with tensor parallelism), and the rest: sending each call to the
     workers and back, and sampling."""
-    from .parallel import TensorParallelModel
+    from .executors import ParallelExecutor
 
     params = SamplingParams(max_tokens=decode_steps + 1, ignore_eos=True)
     for i in range(batch):
         engine.add_request([3 + i] * prompt_len, params)
     engine.step()                                                # every prefill
-    parallel = isinstance(engine.model, TensorParallelModel)
-    before = engine.model.communication() if parallel else None
+    parallel = isinstance(engine.executor, ParallelExecutor)
+    before = engine.executor.communication() if parallel else None
     with engine.stage.measuring() as steps:
         while engine.has_unfinished_requests():
             engine.step()
@@ -328,7 +328,7 @@ def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict
     if not parallel:
         return dict(step_ms=step, host_ms=host, compute_ms=step - host,
                     collective_ms=0.0, transport_ms=0.0)
-    after = engine.model.communication()
+    after = engine.executor.communication()
     model = 1e3 * (after["model_s"] - before["model_s"]) / n
     collective = 1e3 * (after["collective_s"] - before["collective_s"]) / n
     return dict(step_ms=step, host_ms=host, compute_ms=model - collective,

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import torch
 
+# The stages' names, in the book's order (minicb.stages.STAGES maps each to its engine).
+ENGINES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 
@@ -93,9 +95,8 @@ class EngineConfig:
     (chapter 7 measures it). Ignored on CUDA."""
 
     def __post_init__(self):
-        from .stages import STAGES          # here: the stages themselves import this module
-        if self.engine not in STAGES:
-            raise ValueError(f"unknown engine {self.engine!r}; choose one of {tuple(STAGES)}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; choose one of {ENGINES}")
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         elif str(self.device).startswith("cuda") and not torch.cuda.is_available():

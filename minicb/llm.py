@@ -8,10 +8,10 @@ import time
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoint import load_model, read_config
+from .checkpoint import read_config
 from .config import EngineConfig
+from .executors import make_executor
 from .metrics import RunMetrics
-from .parallel import TensorParallelModel
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
 from .sampling import SamplingParams, as_integer, is_real, make_generator
@@ -42,13 +42,10 @@ class LLMEngine:
         model = resolve_model(model)
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
-        if self.config.tensor_parallel_size > 1:   # the model runs in worker processes
-            self.model = TensorParallelModel(model, self.config, read_config(model))
-        else:
-            self.model = load_model(model, self.config.dtype, self.config.device)
-        self.config.settle_max_model_len(self.model.config.max_context)
+        self.config.settle_max_model_len(read_config(model).max_context)
+        self.executor = make_executor(model, self.config)    # loads the model
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.stage = engine_class(self.config)(self.model, self.config)
+        self.stage = engine_class(self.config)(self.executor, self.config)
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
         # flight, and a finished request's id may be used again.
@@ -77,8 +74,7 @@ class LLMEngine:
 
     def close(self):
         """Stop the tensor-parallel workers, if any (garbage collection does too)."""
-        if isinstance(self.model, TensorParallelModel):
-            self.model.close()
+        self.executor.close()
 
     def abort(self, request_id):
         """Stop a request now and free what it holds. An unknown or already
@@ -116,7 +112,7 @@ class LLMEngine:
         request_id = self.free_request_id(label, request_id)
         ids = self.prompt_token_ids(label, prompt, params.max_tokens)
         arrival_time = self.checked_arrival_time(label, arrival_time)
-        request = Request(ids, params, self.model.config.eos_token_ids, request_id,
+        request = Request(ids, params, self.executor.config.eos_token_ids, request_id,
                           prompt=prompt if isinstance(prompt, str) else None,
                           generator=make_generator(params, self.config.device))
         self.stage.check_request(request, label)
@@ -173,9 +169,9 @@ class LLMEngine:
         if value is None:
             raise ValueError(f"{label}: {what} {short(token)} is not an integer")
         token = value
-        if not 0 <= token < self.model.config.vocab_size:
+        if not 0 <= token < self.executor.config.vocab_size:
             raise ValueError(f"{label}: {what} {token} is outside the vocabulary "
-                             f"[0, {self.model.config.vocab_size})")
+                             f"[0, {self.executor.config.vocab_size})")
         return token
 
     @staticmethod
@@ -205,7 +201,7 @@ class LLM:
 
     def __init__(self, model: str, engine: str = "static", **options):
         self.llm_engine = LLMEngine(model, engine, **options)
-        self.config, self.model = self.llm_engine.config, self.llm_engine.model
+        self.config, self.executor = self.llm_engine.config, self.llm_engine.executor
         self.tokenizer = self.llm_engine.tokenizer
         self.last_run: RunMetrics | None = None
 

@@ -337,7 +337,7 @@ def make_app(engine, model_name: str, max_queued: int = 256,
             ids = await asyncio.to_thread(encoder.encode, prompt, param)
         except ValueError as error:
             return refuse(str(error), param)
-        vocab = engine.model.config.vocab_size
+        vocab = engine.executor.config.vocab_size
         if any(t >= vocab for t in body.stop_token_ids):
             return refuse("stop_token_ids: ids must be below the vocabulary size "
                           f"{vocab}", "stop_token_ids")

@@ -67,7 +67,7 @@ def test_load_rates_scale_the_saturation_rate():
 
 def test_warm_up_runs_every_tile_height_and_leaves_nothing_behind(llama):
     engine = LLMEngine(llama, engine="paged", max_model_len=64, block_size=4)
-    cfg = engine.model.config
+    cfg = engine.executor.config
     warm_up(engine)
     heights = {tile_options(torch.float32, cfg.head_dim, cfg.num_attention_heads // cfg.num_key_value_heads,
                             s.num_tokens)["BLOCK_M"] for s in engine.stage.steps if s.kind == "prefill"}

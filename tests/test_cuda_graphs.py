@@ -1,11 +1,13 @@
-"""Decode steps through the CUDA-graph runner's padded static buffers give
-the same tokens as plain decode steps. On a CPU the runner calls the model on
+"""Decode steps through the CUDA-graph executor's padded static buffers give
+the same tokens as plain decode steps. On a CPU the executor calls the model on
 those buffers without capturing (capture=False): everything but the capture."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.cuda_graphs import DecodeGraphs, bucket_sizes, with_decode_graphs
+from minicb.executors.cuda_graphs import GraphExecutor, bucket_sizes
 from minicb.config import EngineConfig
 
 from .conftest import PROMPTS
@@ -15,11 +17,12 @@ MAX_TOKENS_7 = [5, 1, 8, 3, 6, 9, 2]
 
 
 def use_decode_graphs(llm_engine):
-    """Swap in the engine a GPU builds with cuda_graphs=True; on a CPU its runner
-    pads the same buffers without capturing. Returns the runner."""
+    """Swap in the executor a GPU builds with cuda_graphs=True; on a CPU it pads
+    the same buffers without capturing. Returns that executor."""
     stage = llm_engine.stage
-    llm_engine.stage = with_decode_graphs(type(stage))(stage.model, stage.config)
-    return llm_engine.stage.decode_graphs
+    executor = GraphExecutor(stage.executor.model, stage.config, capture=False)
+    llm_engine.executor = stage.executor = executor
+    return executor
 
 
 def test_bucket_sizes_cover_every_batch():
@@ -38,7 +41,7 @@ def test_padded_decode_steps_match_plain_ones(llama, backend):
     llm = LLM(llama, **options)
     runner = use_decode_graphs(llm.llm_engine)
     buckets, forward = [], runner.forward
-    runner.forward = lambda bucket: (buckets.append(bucket), forward(bucket))[1]
+    runner.forward = lambda bucket, attn: (buckets.append(bucket), forward(bucket, attn))[1]
     padded = llm.generate(PROMPTS_7, params)
     assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
     # Padding rows wrote no K/V: both caches hold the same values, block for block.
@@ -60,12 +63,26 @@ def test_cuda_graphs_need_cuda_and_triton():
         assert EngineConfig(engine="paged").cuda_graphs is False
 
 
-def test_every_bucket_is_captured_at_start_largest_first(monkeypatch):
-    # Capturing needs CUDA; record stands in for it, to check when and in what order it runs.
+def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch):
+    """Capturing needs CUDA: here record stands in for it, and each "graph" replays
+    by running the model on the static buffers, as a captured one would."""
     recorded = []
-    monkeypatch.setattr(DecodeGraphs, "record", lambda self, bucket: recorded.append(bucket))
-    DecodeGraphs(model=None, make_attention=None, max_num_seqs=40, max_blocks=4, device="cpu", capture=True)
-    assert recorded == [40, 32, 16, 8, 4, 2, 1]
-    recorded.clear()
-    DecodeGraphs(model=None, make_attention=None, max_num_seqs=40, max_blocks=4, device="cpu", capture=False)
+
+    def record(self, bucket, attn):
+        recorded.append(bucket)
+
+        def replay():
+            self.outputs[bucket] = self.forward(bucket, attn)
+        self.graphs[bucket] = SimpleNamespace(replay=replay)
+
+    monkeypatch.setattr(GraphExecutor, "record", record)
+    params = SamplingParams(max_tokens=4, ignore_eos=True)
+    options = dict(engine="paged", max_num_seqs=40, block_size=4)
+    expected = LLM(llama, **options).generate(PROMPTS, params)
+    llm = LLM(llama, **options)
+    use_decode_graphs(llm.llm_engine).capture = True
+    llm.generate([[5, 6, 7]], SamplingParams(max_tokens=1))   # a prefill alone captures nothing
     assert recorded == []
+    outputs = llm.generate(PROMPTS, params)
+    assert recorded == [40, 32, 16, 8, 4, 2, 1]       # every bucket, at the first decode step
+    assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]

@@ -6,6 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minicb.executors import Executor
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.config import EngineConfig
 from minicb.stages.overlap import AsyncPagedEngine
@@ -111,7 +112,7 @@ def fake_engine(engine_class, **options):
     config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64,
                           async_scheduling=engine_class is AsyncPagedEngine, **options)
     config.settle_max_model_len(64)
-    return engine_class(FakeModel(), config)
+    return engine_class(Executor(FakeModel()), config)
 
 
 @settings(max_examples=80, deadline=None)

@@ -5,6 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minicb.executors import Executor
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.kernels import reference
 from minicb.kernels.paged_attention import combine_splits, paged_attention
@@ -222,7 +223,7 @@ def fake_paged_engine(**options):
 
     config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64, **options)
     config.settle_max_model_len(64)
-    return PagedEngine(FakeModel(), config)
+    return PagedEngine(Executor(FakeModel()), config)
 
 
 def check_blocks(kv):
@@ -314,7 +315,7 @@ def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypa
     what it feeds the model and the sampler."""
     engine = LLMEngine(llama, engine="paged", max_num_batched_tokens=300, max_num_seqs=5, max_model_len=128)
     stage, seen = engine.stage, {}
-    forward, sample = stage.model.forward, type(stage.sampler).__call__
+    forward, sample = stage.executor.model.forward, type(stage.sampler).__call__
 
     def seen_forward(ids, positions, attn):
         seen["positions"] = positions
@@ -324,9 +325,9 @@ def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypa
         seen["logits"] = logits
         return sample(sampler, logits, params, generators)
 
-    monkeypatch.setattr(stage.model, "forward", seen_forward)
+    monkeypatch.setattr(stage.executor.model, "forward", seen_forward)
     monkeypatch.setattr(type(stage.sampler), "__call__", seen_sample)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     stage.profile_step()
     assert seen["positions"].tolist() == [i % 128 for i in range(300)]
-    assert seen["logits"].shape == (5, stage.model.config.vocab_size)
+    assert seen["logits"].shape == (5, stage.executor.config.vocab_size)

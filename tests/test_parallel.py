@@ -21,7 +21,7 @@ def greedy(path, **options):
     try:
         tokens = [o.output_token_ids for o in llm.generate(PROMPTS, params)]
         parallel = options.get("tensor_parallel_size", 1) > 1
-        return tokens, llm.llm_engine.model.communication() if parallel else None
+        return tokens, llm.llm_engine.executor.communication() if parallel else None
     finally:
         llm.close()
 
@@ -95,11 +95,11 @@ def test_more_ranks_than_gpus_is_refused(monkeypatch):
 @pytest.mark.slow
 def test_no_worker_outlives_its_engine(llama):
     closed = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
-    workers = closed.model.workers
+    workers = closed.executor.workers
     closed.close()
     assert not any(w.is_alive() for w in workers)
     dropped = LLMEngine(llama, engine="continuous", tensor_parallel_size=2, **OPTIONS)
-    workers = dropped.model.workers
+    workers = dropped.executor.workers
     assert all(w.is_alive() for w in workers)
     del dropped
     gc.collect()
@@ -112,28 +112,24 @@ def test_a_call_that_fails_part_way_stops_the_workers(llama):
     """A worker's error, or an interrupt between a call and its answers, leaves the
     ranks out of step: the caller gets the error, every worker stops, and the
     engine refuses what follows instead of reading stale answers."""
-    import torch
-
-    from minicb.parallel import RemoteRows
-
     failing = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
     failing.add_request([3, 4, 5], SamplingParams(max_tokens=4))
     failing.step()
-    with pytest.raises(IndexError):          # row 99 of a 3-token forward pass, on each rank
-        failing.model.compute_logits(RemoteRows(torch.tensor([99])))
+    with pytest.raises(TypeError):           # a cache whose shape is not a number, on each rank
+        failing.executor.call("new_kv_cache", 99, ("not a size",))
     interrupted = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
     interrupted.add_request([3, 4, 5], SamplingParams(max_tokens=4))
 
     def ctrl_c():
         raise KeyboardInterrupt
 
-    interrupted.model.answers = ctrl_c       # Ctrl-C after the call went out
+    interrupted.executor.answers = ctrl_c       # Ctrl-C after the call went out
     with pytest.raises(KeyboardInterrupt):
         interrupted.step()
     for engine in (failing, interrupted):
-        assert not any(w.is_alive() for w in engine.model.workers)
+        assert not any(w.is_alive() for w in engine.executor.workers)
         with pytest.raises(RuntimeError, match="the engine is closed"):
-            engine.model.communication()
+            engine.executor.communication()
     assert not multiprocessing.active_children()
 
 
@@ -141,7 +137,7 @@ def test_a_short_last_vocabulary_share_is_padded():
     """9 tokens on 4 ranks: shares of 3, the last one empty but the same shape."""
     import torch
 
-    from minicb.parallel import vocab_share
+    from minicb.executors.parallel import vocab_share
 
     weight = torch.arange(18.0).reshape(9, 2)
     shares = [vocab_share(weight, rank, 4) for rank in range(4)]
@@ -153,18 +149,18 @@ def test_a_short_last_vocabulary_share_is_padded():
 
 @pytest.mark.slow
 def test_the_collectives_carry_what_collective_bytes_computes(llama):
-    from minicb.parallel import collective_bytes
+    from minicb.executors.parallel import collective_bytes
 
     engine = LLMEngine(llama, engine="paged", tensor_parallel_size=2, **OPTIONS)
     try:
-        before = engine.model.communication()
+        before = engine.executor.communication()
         engine.add_request(list(range(3, 40)), SamplingParams(max_tokens=1))   # one step: 37 tokens, 1 sampled
         engine.step()
-        after = engine.model.communication()
+        after = engine.executor.communication()
     finally:
         engine.close()
     carried = {kind: after[f"{kind}_bytes"] - before[f"{kind}_bytes"] for kind in ("all_reduce", "all_gather")}
-    config = engine.model.config            # one rank's heads; hidden and vocabulary are whole
+    config = engine.executor.config            # one rank's heads; hidden and vocabulary are whole
     assert carried == collective_bytes(config, num_tokens=37, num_sampled=1, n=2, bytes_per_value=4)
 
 
@@ -190,7 +186,7 @@ def test_chapter_9_volumes_for_the_8b_shape():
     from types import SimpleNamespace
 
     from minicb.checkpoint import SHAPES
-    from minicb.parallel import collective_bytes
+    from minicb.executors.parallel import collective_bytes
 
     eight_b = SimpleNamespace(**SHAPES["llama-3.1-8b"])
     mb = lambda n, tokens, sampled: {k: round(v / 1e6, 1) for k, v in                  # noqa: E731

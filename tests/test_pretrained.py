@@ -71,7 +71,7 @@ def test_the_conversion_is_reused(smollm2, monkeypatch):
 
     monkeypatch.setattr(minicb.pretrained, "convert", convert)
     assert str(pretrained_checkpoint("smollm2")) == smollm2
-    assert LLM("smollm2", engine="single", max_model_len=64).model.config.num_hidden_layers == 30
+    assert LLM("smollm2", engine="single", max_model_len=64).executor.config.num_hidden_layers == 30
 
 
 def test_a_partial_or_damaged_conversion_is_detected_and_redone(smollm2, tmp_path):

@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minicb.executors import Executor
 from minicb.config import EngineConfig
 from minicb.request import Request
 from minicb.sampling import SamplingParams
@@ -37,7 +38,7 @@ def fake_engine(**options):
     config = EngineConfig(engine="continuous", device="cpu", attention_backend="sdpa",
                           max_model_len=MAX_MODEL_LEN, **options)
     config.settle_max_model_len(MAX_MODEL_LEN)
-    return ContinuousEngine(FakeModel(), config)
+    return ContinuousEngine(Executor(FakeModel()), config)
 
 
 def request(prompt_len, max_tokens, ignore_eos=True):

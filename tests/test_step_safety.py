@@ -169,7 +169,7 @@ def test_a_step_that_raises_leaves_every_request_to_run_again(llama, monkeypatch
     prompts = [[5, 6, 7], [8, 9], list(range(10, 30))]
     ids = [engine.add_request(p, GREEDY) for p in prompts]
     # The logits come after the forward pass, when the step's tokens already count as computed.
-    calls, compute_logits = [0], type(engine.model).compute_logits
+    calls, compute_logits = [0], type(engine.executor.model).compute_logits
 
     def logits_that_fail_once(model, hidden):
         calls[0] += 1
@@ -177,7 +177,7 @@ def test_a_step_that_raises_leaves_every_request_to_run_again(llama, monkeypatch
             raise RuntimeError("the device is gone for a moment")
         return compute_logits(model, hidden)
 
-    monkeypatch.setattr(type(engine.model), "compute_logits", logits_that_fail_once)
+    monkeypatch.setattr(type(engine.executor.model), "compute_logits", logits_that_fail_once)
     finished, raised = {}, 0
     for _ in range(MAX_STEPS):
         if not engine.has_unfinished_requests():

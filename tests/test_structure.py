@@ -79,8 +79,8 @@ def test_stage_5_is_stage_4_with_blocks_for_slots():
 
 def follow_one_step(engine: LLMEngine) -> list[tuple[str, str]]:
     """(file, function) of each engine function one LLMEngine.step() reaches,
-    in the order a reader first meets them. The forward pass (model.py and
-    the kernels it calls) is not followed."""
+    in the order a reader first meets them. The forward pass (the executor, the
+    model and the kernels they call) is not followed past its first call."""
     seen, order = set(), []
 
     def profile(frame, event, arg):
@@ -89,6 +89,9 @@ def follow_one_step(engine: LLMEngine) -> list[tuple[str, str]]:
         path = Path(frame.f_code.co_filename).resolve()
         if PACKAGE not in path.parents or path.name == "model.py":
             return
+        if frame.f_back.f_code.co_filename == frame.f_code.co_filename and \
+                path.parent.name == "executors":
+            return                             # inside the executor
         key = (str(path.relative_to(PACKAGE)), frame.f_code.co_name, frame.f_code.co_firstlineno)
         if key not in seen:
             seen.add(key)
@@ -109,6 +112,10 @@ def test_one_paged_decode_step_reads_few_files(llama):
     for _ in range(3):
         engine.step()                          # admitted, prefilled, decoding
     path = follow_one_step(engine)
+    # The model runs behind one call to the executor.
+    assert [(f, fn) for f, fn in path if f.startswith("executors/")] == \
+        [("executors/plain.py", "execute")]
+    path = [(f, fn) for f, fn in path if not f.startswith("executors/")]
     files = [file for file, _ in path]
     assert {f for f, function in path if function == "step"} == {"llm.py", "stages/iteration.py"}
     # The front door; stages 4-5's scheduler and step; where stage 5's K/V live; what

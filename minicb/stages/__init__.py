@@ -11,10 +11,6 @@ STAGES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngi
 
 
 def engine_class(config):
-    """The class that runs config.engine: stage 5 with async scheduling and
-    with decode steps from CUDA graphs, if the config asks for them."""
-    engine = AsyncPagedEngine if config.async_scheduling else STAGES[config.engine]
-    if config.cuda_graphs and issubclass(engine, PagedEngine):      # stage 5 only (chapter 7)
-        from ..cuda_graphs import with_decode_graphs     # here: that module imports stage 5's
-        engine = with_decode_graphs(engine)
-    return engine
+    """The class that runs config.engine: stage 5 with async scheduling, if the
+    config asks for it."""
+    return AsyncPagedEngine if config.async_scheduling else STAGES[config.engine]

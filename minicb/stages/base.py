@@ -19,8 +19,8 @@ import torch
 
 from ..attention import attention_ops
 from ..config import EngineConfig
+from ..executors import Executor
 from ..metrics import StepRecord
-from ..model import Decoder
 from ..request import Request
 from ..sampling import GREEDY_BELOW, SamplingParams
 
@@ -30,8 +30,8 @@ RECENT_STEPS = 1000
 
 
 class Engine:
-    def __init__(self, model: Decoder, config: EngineConfig):
-        self.model = model
+    def __init__(self, executor: Executor, config: EngineConfig):
+        self.executor = executor       # runs the model (minicb.executors)
         self.config = config
         self.device = config.device
         self.ops = attention_ops(config.attention_backend)
@@ -71,11 +71,10 @@ class Engine:
         """Raise ValueError if this engine could never serve the request."""
 
     # ANCHOR: sample
-    def sample(self, requests: list[Request], hidden) -> None:
-        """hidden [len(requests), hidden_size]: each request's last position.
-        Sample one token for each and append it; finished requests leave
+    def sample(self, requests: list[Request], logits) -> None:
+        """logits [len(requests), vocab]: each request's last position's. Sample
+        one token for each and append it; finished requests leave
         ``unfinished`` and tick the progress bar."""
-        logits = self.model.compute_logits(hidden)
         tokens = self.sampler(logits, [r.params for r in requests],
                               [r.generator for r in requests])
         self.deliver(requests, read_tokens(tokens))
@@ -127,9 +126,9 @@ class Engine:
 
     def new_kv_cache(self, *leading):
         """K and V caches [layers, *leading, kv_heads, head_dim]: the stage picks the
-        middle axes, the model where they live (with tensor parallelism, a share of
-        the KV heads in each worker)."""
-        return self.model.new_kv_cache(*leading)
+        middle axes, the executor where they live (with tensor parallelism, a share
+        of the KV heads in each worker)."""
+        return self.executor.new_kv_cache(*leading)
 
     def tensor(self, values, dtype=torch.long):
         return to_device(values, dtype, self.device)
@@ -245,8 +244,8 @@ class RunToCompletionEngine(Engine):
     form the next batch (``next_batch``) and how a batch runs (``run_batch``,
     a generator that yields the requests advanced by each forward pass)."""
 
-    def __init__(self, model, config):
-        super().__init__(model, config)
+    def __init__(self, executor, config):
+        super().__init__(executor, config)
         # The current batch and its run_batch generator.
         self.batch, self.running = [], None
 

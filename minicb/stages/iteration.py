@@ -218,8 +218,8 @@ class IterationEngine(Engine):
     (``make_kv_manager``) and the attention metadata that layout implies
     (``attention_metadata``)."""
 
-    def __init__(self, model, config):
-        super().__init__(model, config)
+    def __init__(self, executor, config):
+        super().__init__(executor, config)
         self.kv = self.make_kv_manager()
         self.scheduler = self.make_scheduler()
         # add_request/abort use the scheduler's queue.
@@ -247,15 +247,14 @@ class IterationEngine(Engine):
                 request.metrics.first_scheduled_time = started
         ids, positions, attn, last_rows = self.prepare(batch)
         host_time = time.perf_counter() - started     # scheduling + building inputs
-        with DeviceTimer(self.device) as forward_timer:
-            hidden = self.forward(batch.kind, ids, positions, attn)
-        self.scheduler.advance(batch)
         # A request samples once all its tokens are computed (not after a partial
         # prefill chunk).
-        ready = [i for i, r in enumerate(batch.requests)
-                 if r.num_computed_tokens == self.scheduler.num_tokens(r)]
-        logits = self.model.compute_logits(
-            hidden[self.tensor([last_rows[i] for i in ready])])
+        ready = [i for i, (r, n) in enumerate(batch.entries)
+                 if r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
+        with DeviceTimer(self.device) as forward_timer:
+            logits = self.executor.execute(ids, positions, attn,
+                                           self.tensor([last_rows[i] for i in ready]))
+        self.scheduler.advance(batch)
         step = LaunchedStep(batch, [batch.requests[i] for i in ready], started,
                             host_time, forward_timer, self.kv_usage(batch))
         return step, logits
@@ -277,9 +276,6 @@ class IterationEngine(Engine):
 
     def release(self, request):
         self.scheduler.finish(request)
-
-    def forward(self, kind, ids, positions, attn):
-        return self.model(ids, positions, attn)
 
     def prepare(self, batch):
         """Pack every scheduled request's new tokens into one flat batch."""

@@ -84,8 +84,8 @@ class AsyncScheduler(PagedScheduler):
 
 # ANCHOR: engine
 class AsyncPagedEngine(PagedEngine):
-    def __init__(self, model, config):
-        super().__init__(model, config)
+    def __init__(self, executor, config):
+        super().__init__(executor, config)
         # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
         self.in_flight = None
 

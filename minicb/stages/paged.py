@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..model import Decoder
+from ..executors import Executor
 from ..sampling import SamplingParams
 from .iteration import IterationEngine, Scheduler
 
@@ -227,8 +227,8 @@ class PagedEngine(IterationEngine):
                              f"tokens, but the KV cache has only {self.num_blocks}")
 
     def blocks_in_budget(self) -> int:
-        cfg, model_cfg = self.config, self.model.config
-        bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.model.dtype.itemsize)
+        cfg, model_cfg = self.config, self.executor.config
+        bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.executor.dtype.itemsize)
         if cfg.kv_cache_memory_bytes is not None:
             budget = cfg.kv_cache_memory_bytes
         elif str(cfg.device).startswith("cuda"):
@@ -245,7 +245,7 @@ class PagedEngine(IterationEngine):
         CUDA context and other processes hold."""
         gc.collect()                       # an engine dropped but not yet collected
         torch.cuda.empty_cache()
-        if isinstance(self.model, Decoder):   # the weights are here, not in workers
+        if isinstance(self.executor, Executor):   # the weights are here, not in workers
             torch.cuda.reset_peak_memory_stats(self.device)
             self.profile_step()
         free, total = torch.cuda.mem_get_info(self.device)
@@ -260,8 +260,9 @@ class PagedEngine(IterationEngine):
         cfg = self.config
         n = cfg.max_num_batched_tokens
         positions = torch.arange(n, device=self.device) % cfg.max_model_len
-        hidden = self.model(torch.zeros_like(positions), positions, lambda layer, q, k, v: q)
-        logits = self.model.compute_logits(hidden[:cfg.max_num_seqs])
+        logits = self.executor.execute(torch.zeros_like(positions), positions,
+                                       lambda layer, q, k, v: q,
+                                       torch.arange(cfg.max_num_seqs, device=self.device))
         sampled = [SamplingParams(temperature=1.0, top_k=50, top_p=0.9)] * len(logits)
         self.sampler(logits, sampled, [None] * len(logits))
         torch.cuda.synchronize(self.device)

@@ -56,10 +56,11 @@ class SingleEngine(RunToCompletionEngine):
             started = time.perf_counter()
             start = cache.context_len
             positions = self.tensor(range(start, start + len(new_tokens)))
-            # hidden: [N, hidden]
-            hidden = self.model(self.tensor(new_tokens), positions, cache)
+            # Only the last position predicts: it alone gets logits.
+            logits = self.executor.execute(self.tensor(new_tokens), positions, cache,
+                                           [len(new_tokens) - 1])
             cache.advance(len(new_tokens))
-            self.sample([request], hidden[-1:])     # only the last position predicts
+            self.sample([request], logits)
             self.record(kind, [request.request_id], len(new_tokens),
                         [(request.request_id, cache.context_len, capacity)], started)
             yield [request]

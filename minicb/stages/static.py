@@ -96,13 +96,15 @@ class StaticEngine(RunToCompletionEngine):
         """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
         rows = [None if r.finished else r.request_id for r in batch]
         live = [i for i, row in enumerate(rows) if row is not None]
-        hidden = self.model(self.tensor(ids).flatten(),
-                            self.tensor(positions).flatten(), cache)
-        cache.advance(len(ids[0]))
+        width = len(ids[0])
+        # Each live row's last column predicts its next token.
+        logits = self.executor.execute(self.tensor(ids).flatten(),
+                                       self.tensor(positions).flatten(), cache,
+                                       [i * width + width - 1 for i in live])
+        cache.advance(width)
         # Real tokens now cached.
         held = [(r.request_id, len(r.all_token_ids), capacity) for r in batch]
-        last = hidden.view(len(batch), len(ids[0]), -1)[:, -1]             # [B, hidden]
-        self.sample([batch[i] for i in live], last[live])
-        self.record(kind, rows, len(batch) * len(ids[0]), held, started)
+        self.sample([batch[i] for i in live], logits)
+        self.record(kind, rows, len(batch) * width, held, started)
         return [batch[i] for i in live]
 # ANCHOR_END: engine

@@ -9,10 +9,10 @@ head are cut by vocabulary. Each rank keeps only its heads' K and V, so every KV
 block is split across the ranks too.
 
 The driver (the process that made the engine) keeps the scheduler, the block
-manager and sampling. It holds no weights: ``TensorParallelModel`` stands where
-the model would, and each call sends the same inputs, the block tables included,
-to every worker. The workers are processes on a torch.distributed group (NCCL on
-GPUs, gloo on a CPU) that only run the model.
+manager and sampling. It holds no weights: its executor, ``ParallelExecutor``,
+sends each step's inputs, the block tables included, to every worker, and rank
+0 answers with the logits. The workers are processes on a torch.distributed
+group (NCCL on GPUs, gloo on a CPU) that only run the model.
 """
 import dataclasses
 import io
@@ -28,8 +28,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from .checkpoint import load_model, resolve_dtype
-from .model import Rotary
+from ..checkpoint import load_model, resolve_dtype
+from ..model import Rotary
 
 
 def check_divisible(cfg, n: int):
@@ -187,19 +187,10 @@ class RemoteKV:
     which: int          # 0: K, 1: V
 
 
-@dataclasses.dataclass(frozen=True)
-class RemoteRows:
-    """Rows of the hidden states of the last forward pass, which stay in the workers."""
-    index: torch.Tensor | None = None
-
-    def __getitem__(self, index):
-        return RemoteRows(index)
-
-
 # ANCHOR: driver
-class TensorParallelModel:
-    """What a stage holds as ``model`` when the model runs in ``n`` workers.
-    Each call goes to every worker, which runs it on its share; rank 0 answers."""
+class ParallelExecutor:
+    """A stage's executor when the model runs in ``n`` workers. Each call goes
+    to every worker, which runs it on its share; rank 0 answers."""
 
     def __init__(self, path: str, config, model_config):
         check_divisible(model_config, config.tensor_parallel_size)
@@ -234,12 +225,10 @@ class TensorParallelModel:
                 "code under `if __name__ == '__main__':`: each worker imports the "
                 "script again") from error
 
-    def __call__(self, ids, positions, attn):
-        self.call("forward", ids, positions, attn)
-        return RemoteRows()
-
-    def compute_logits(self, rows: RemoteRows):
-        return self.call("logits", rows.index).to(self.device)
+    def execute(self, input_ids, positions, attn, sample_rows):
+        """As the plain executor's: the logits come back from rank 0."""
+        logits = self.call("execute", input_ids, positions, attn, sample_rows)
+        return logits.to(self.device)
 
     def new_kv_cache(self, *leading):
         key, self.num_caches = self.num_caches, self.num_caches + 1
@@ -381,7 +370,6 @@ class Worker:
     def __init__(self, model, device):
         self.model, self.device = model, device
         self.caches = {}               # key -> (K, V), this rank's share
-        self.hidden = None             # the last forward pass's hidden states
 
     def loads(self, message: bytes):
         method, args = WorkerUnpickler(message, self.caches).load()
@@ -393,14 +381,10 @@ class Worker:
     def new_kv_cache(self, key, leading):
         self.caches[key] = self.model.new_kv_cache(*leading)
 
-    def forward(self, ids, positions, attn):
+    def execute(self, input_ids, positions, attn, sample_rows):
         started = time.perf_counter()
-        self.hidden = self.model(ids, positions, attn)
-        Communication.model_seconds += time.perf_counter() - started
-
-    def logits(self, index):
-        started = time.perf_counter()
-        logits = self.model.compute_logits(self.hidden[index])
+        hidden = self.model(input_ids, positions, attn)
+        logits = self.model.compute_logits(hidden[sample_rows])
         Communication.model_seconds += time.perf_counter() - started
         return logits.cpu() if dist.get_rank() == 0 else None
 

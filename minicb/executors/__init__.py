@@ -1,0 +1,29 @@
+"""What runs the model: the executors.
+
+A stage decides which tokens go through the model together and where their
+K/V live. Its executor runs them: given a step's packed inputs, its attention
+metadata and the rows that sample, it returns those rows' logits. Nothing in a
+stage knows which executor it has:
+
+- ``Executor`` (``plain.py``) calls the model in this process;
+- ``GraphExecutor`` (``cuda_graphs.py``) replays decode steps from CUDA
+  graphs (chapter 7);
+- ``ParallelExecutor`` (``parallel.py``) splits the model across worker
+  processes (chapter 9).
+"""
+from ..checkpoint import load_model, read_config
+from .cuda_graphs import GraphExecutor
+from .parallel import ParallelExecutor
+from .plain import Executor
+
+
+# ANCHOR: make_executor
+def make_executor(path: str, config) -> Executor | ParallelExecutor:
+    """The executor config asks for, with the checkpoint at path loaded into it."""
+    if config.tensor_parallel_size > 1:
+        return ParallelExecutor(path, config, read_config(path))
+    model = load_model(path, config.dtype, config.device)
+    if config.cuda_graphs and config.engine == "paged":
+        return GraphExecutor(model, config)
+    return Executor(model)
+# ANCHOR_END: make_executor

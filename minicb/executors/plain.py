@@ -1,0 +1,28 @@
+"""The plain executor: the model, called in this process."""
+
+
+# ANCHOR: executor
+class Executor:
+    """Runs the model for a stage. ``config`` is the model's shape and ``dtype``
+    its weights' type: a stage sizes its KV cache from them."""
+
+    def __init__(self, model):
+        self.model = model
+        self.config, self.dtype = model.config, model.dtype
+
+    def execute(self, input_ids, positions, attn, sample_rows):
+        """input_ids, positions [N]: the step's tokens, packed; attn: the stage's
+        attention metadata, which the model calls once per layer; sample_rows:
+        the rows whose next token is sampled. Returns their fp32 logits
+        [len(sample_rows), vocab]."""
+        hidden = self.model(input_ids, positions, attn)
+        return self.model.compute_logits(hidden[sample_rows])
+
+    def new_kv_cache(self, *leading):
+        """K and V caches [layers, *leading, kv_heads, head_dim] beside the
+        weights: the stage picks the middle axes."""
+        return self.model.new_kv_cache(*leading)
+
+    def close(self):
+        """Nothing to stop: the model lives in this process."""
+# ANCHOR_END: executor
