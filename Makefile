@@ -7,7 +7,7 @@
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
 #
-# On a GPU (minicb/gpu_run.py says more; `make test` rehearses all of it on the CPU):
+# On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
 #   make gpu-plan      on the GPU: each part and its estimated minutes there
 #   make gpu           on the GPU, offline: install from .gpu-wheels/, then run PARTS (default:
@@ -55,9 +55,9 @@ test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed
 	$(MAKE) gpu-rehearsal
 
 # Every part of a GPU run, on this CPU: the full scale's settings, a tiny model, fewer
-# requests (minicb/scale.py); the archives are checked as a GPU run's would be.
+# requests (minicb/tools/scale.py); the archives are checked as a GPU run's would be.
 gpu-rehearsal: $(VENV)/.installed-dev
-	$(PY) -m minicb.gpu_run rehearse --out scratch/gpu-rehearsal
+	$(PY) -m minicb.tools.gpu_run rehearse --out scratch/gpu-rehearsal
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"
@@ -110,10 +110,10 @@ gpu-wheels:
 	cd $(GPU_WHEELS) && for pkg in $(GPU_HAS); do rm -f $$pkg-[0-9]*.whl; done && ls | wc -l | xargs echo wheels:
 
 gpu-plan: gpu-install
-	$(GPU_PYTHON) -m minicb.gpu_run plan
+	$(GPU_PYTHON) -m minicb.tools.gpu_run plan
 
 gpu: gpu-install
-	$(GPU_PYTHON) -m minicb.gpu_run run $(PARTS) --out $(GPU_OUT)
+	$(GPU_PYTHON) -m minicb.tools.gpu_run run $(PARTS) --out $(GPU_OUT)
 
 gpu-install:
 	test -d $(GPU_WHEELS) || { echo "no $(GPU_WHEELS)/: run make gpu-wheels where there is a network"; exit 1; }

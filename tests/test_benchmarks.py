@@ -5,8 +5,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from minicb import LLMEngine, benchmarks
-from minicb.bench import format_rounds, warm_up
+from minicb import LLMEngine
+from minicb.tools import benchmarks
+from minicb.tools.bench import format_rounds, warm_up
 from minicb.checkpoint import load_model
 from minicb.kernels.online_softmax import tile_options
 

@@ -6,7 +6,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minicb import figures  # noqa: E402
+from minicb.tools import figures  # noqa: E402
 
 
 def draw():

@@ -2,8 +2,8 @@
 import pytest
 
 from minicb import LLM
-from minicb.peers import run_peer
-from minicb.workload import synthetic_workload
+from minicb.tools.peers import run_peer
+from minicb.tools.workload import synthetic_workload
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from minicb import LLMEngine
-from minicb.driver import replay
-from minicb.workload import PRESETS, preset_workload, synthetic_workload
+from minicb.tools.driver import replay
+from minicb.tools.workload import PRESETS, preset_workload, synthetic_workload
 
 
 def test_same_seed_same_workload():

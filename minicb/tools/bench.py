@@ -7,16 +7,17 @@ from pathlib import Path
 
 import torch
 
+from ..config import default_num_threads
+from ..kernels.online_softmax import tile_options
+from ..llm import LLMEngine
+from ..metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
+from ..pretrained import resolve_model
+from ..sampling import SamplingParams
+from ..stages import STAGES
 from .driver import replay
-from .config import default_num_threads
 from .figures import environment
-from .kernels.online_softmax import tile_options
-from .llm import LLMEngine
-from .metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
+from .options import engine_options
 from .peers import run_peer
-from .pretrained import resolve_model
-from .sampling import SamplingParams
-from .stages import STAGES
 from .workload import preset_workload
 
 
@@ -81,8 +82,7 @@ def default_device() -> str:
 
 
 def main(args):
-    from .checkpoint import make_tiny_checkpoint
-    from .cli import engine_options
+    from ..checkpoint import make_tiny_checkpoint
 
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
     model = resolve_model(args.model) if args.model else make_tiny_checkpoint("scratch/checkpoints/tiny",
@@ -121,8 +121,8 @@ def peer_kv_tokens(model, options) -> int:
     """The KV budget the paged engine gets on a CPU (max_num_seqs x max_model_len
     token slots, unless num_blocks says otherwise), for transformers' continuous
     batching too: sized by itself it takes a share of the machine's free memory."""
-    from .checkpoint import read_config
-    from .config import EngineConfig
+    from ..checkpoint import read_config
+    from ..config import EngineConfig
 
     config = EngineConfig(engine="paged", **options)
     config.settle_max_model_len(read_config(model).max_context)

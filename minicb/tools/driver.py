@@ -9,8 +9,8 @@ import time
 
 from tqdm.auto import tqdm
 
-from .llm import LLMEngine
-from .metrics import RunMetrics
+from ..llm import LLMEngine
+from ..metrics import RunMetrics
 from .workload import Workload
 
 

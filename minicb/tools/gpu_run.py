@@ -13,10 +13,10 @@ part writes one archive, ``OUT/PART.tar.gz``: its figures and their sidecars,
 headline numbers) and ``log.txt``, so bringing a part back is one copy.
 
 ``plan`` measures the GPU's copy bandwidth and matmul rate and estimates each
-part's minutes from the sizes in ``minicb.scale`` with a rough cost model
+part's minutes from the sizes in ``minicb.tools.scale`` with a rough cost model
 (below); ``run`` refuses a part whose estimate passes MAX_MINUTES. The
 rehearsal runs every part on a CPU at the full scale's settings with a tiny
-model and fewer requests (``minicb.scale``), checks every archive, and says
+model and fewer requests (``minicb.tools.scale``), checks every archive, and says
 what it could not do there.
 """
 import argparse
@@ -104,14 +104,14 @@ REACHED_ON_A_GPU = {
     "kernels/online_softmax.py": "tests/test_kernels.py",
     "kernels/paged_attention.py": "tests/test_paged.py",
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
-    "minicb/bench.py": "part benchmarks",
-    "minicb/peers.py": "part benchmarks",
-    "minicb/benchmarks.py": "part kernels",
-    "minicb/figures.py": "part stages",
+    "minicb/tools/bench.py": "part benchmarks",
+    "minicb/tools/peers.py": "part benchmarks",
+    "minicb/tools/benchmarks.py": "part kernels",
+    "minicb/tools/figures.py": "part stages",
     "notebooks/07_kernels.ipynb": "part kernels",
 }
 # The driver and the scale table choose between the GPU and the CPU themselves.
-DECIDES_THE_DEVICE = ("minicb/gpu_run.py", "minicb/scale.py")
+DECIDES_THE_DEVICE = ("minicb/tools/gpu_run.py", "minicb/tools/scale.py")
 
 
 def cuda_only_lines(root: Path) -> dict[str, list[int]]:
@@ -202,7 +202,7 @@ def tokens(workload) -> tuple[int, int]:
 
 def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     """What one notebook's full-scale run costs by the model: its engine runs
-    (from its sizes in minicb.scale) and its engine builds."""
+    (from its sizes in minicb.tools.scale) and its engine builds."""
     from .workload import preset_workload, synthetic_workload
 
     s = SIZES[name]["full"]
@@ -406,7 +406,7 @@ def plan(parts) -> dict[str, float]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minicb.gpu_run", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.gpu_run", description=__doc__.split("\n\n")[1])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("plan", help="each part with its estimated minutes on this GPU")
     run = commands.add_parser("run", help="run parts on this GPU, each into OUT/PART.tar.gz")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .options import WORKLOAD_HELP, Help
 from .workload import PRESETS, preset_workload
 
 
@@ -157,8 +158,6 @@ def format_report(numbers: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import WORKLOAD_HELP, Help
-
     parser = argparse.ArgumentParser(prog="minicb bench serve", description=__doc__.split("\n\n")[0],
                                      formatter_class=Help)
     parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server")

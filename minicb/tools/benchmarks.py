@@ -13,14 +13,14 @@ import time
 
 import torch
 
-from .attention import attention_ops
+from ..attention import attention_ops
+from ..kernels.online_softmax import tile_options
+from ..kernels.paged_attention import choose_splits
+from ..kernels.traffic import attention_bytes
+from ..llm import LLMEngine
+from ..sampling import SamplingParams
 from .bench import default_device, run_bench, run_workloads
-from .kernels.online_softmax import tile_options
-from .kernels.paged_attention import choose_splits
-from .kernels.traffic import attention_bytes
-from .llm import LLMEngine
 from .peers import load_hf_model, run_loaded_peer
-from .sampling import SamplingParams
 from .workload import preset_workload
 
 
@@ -310,7 +310,7 @@ def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict
     host time (scheduling, inputs), the model's compute and its collectives
     (rank 0's, with tensor parallelism), and the rest: sending each call to the
     workers and back, and sampling."""
-    from .executors import ParallelExecutor
+    from ..executors import ParallelExecutor
 
     params = SamplingParams(max_tokens=decode_steps + 1, ignore_eos=True)
     for i in range(batch):

@@ -12,14 +12,14 @@
 
 A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 ``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
-GPU driver (``minicb.gpu_run``) also reads to plan its parts.
+GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
 """
 import os
 from dataclasses import dataclass
 
 import torch
 
-from .checkpoint import SHAPES
+from ..checkpoint import SHAPES
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
 # so that batching still has something to do and every figure's claim is checked.

