@@ -19,7 +19,7 @@ FLOORS = [
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",
-     "minicb.stages.overlap", "minicb.stages"],
+     "minicb.stages.prefix_caching", "minicb.stages.overlap", "minicb.stages"],
     ["minicb.llm", "minicb"],
     ["minicb.tools", "minicb.__main__"],
 ]

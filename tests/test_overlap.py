@@ -6,11 +6,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicb.executors import Executor
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.config import EngineConfig
+from minicb.executors import Executor
+from minicb.stages import engine_class
 from minicb.stages.overlap import AsyncPagedEngine
-from minicb.stages.paged import PagedEngine
 
 from .conftest import MAX_TOKENS, PROMPTS
 from .test_paged import check_blocks
@@ -108,11 +108,12 @@ def test_async_scheduling_needs_the_paged_engine():
 
 # --- random workloads through the fake model: EOS, aborts, preemption, chunks, shared prefixes ---
 
-def fake_engine(engine_class, **options):
+def fake_engine(async_scheduling, **options):
+    """Stage 5, with async scheduling or without, on the fake model."""
     config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64,
-                          async_scheduling=engine_class is AsyncPagedEngine, **options)
+                          async_scheduling=async_scheduling, **options)
     config.settle_max_model_len(64)
-    return engine_class(Executor(FakeModel()), config)
+    return engine_class(config)(Executor(FakeModel()), config)
 
 
 @settings(max_examples=80, deadline=None)
@@ -128,15 +129,15 @@ def test_random_workloads_match_stage_5(workload, block_size, spare_blocks, chun
                    enable_prefix_caching=prefix)
     timing = [(arrival, abort_at) for *_, arrival, abort_at in workload]
     outputs = {}
-    for engine_class in (PagedEngine, AsyncPagedEngine):
-        engine = fake_engine(engine_class, **options)
+    for overlap in (False, True):
+        engine = fake_engine(overlap, **options)
         requests = [request(p, n, ignore_eos) for p, n, ignore_eos, _, _ in workload]
         finished = drive(engine, requests, timing, lambda e: check_blocks(e.kv), max_steps=2000)
         assert len(engine.kv.free_blocks) == engine.kv.num_blocks and not engine.kv.block_tables
         assert all(finished[r.request_id] == (r.finish_reason != "abort") for r in requests)
-        outputs[engine_class] = [(r.output_token_ids, r.finish_reason) for r, (_, abort_at) in zip(requests, timing)
+        outputs[overlap] = [(r.output_token_ids, r.finish_reason) for r, (_, abort_at) in zip(requests, timing)
                                  if abort_at is None]
-    assert outputs[AsyncPagedEngine] == outputs[PagedEngine]
+    assert outputs[True] == outputs[False]
 
 
 # --- on a GPU: the host never waits for the device during decode steps ---

@@ -5,8 +5,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicb.executors import Executor
 from minicb import LLM, LLMEngine, SamplingParams
+from minicb.executors import Executor
 from minicb.kernels import reference
 from minicb.kernels.paged_attention import combine_splits, paged_attention
 from minicb.request import Request
@@ -219,11 +219,11 @@ def test_a_request_that_could_never_fit_is_refused(llama):
 
 def fake_paged_engine(**options):
     from minicb.config import EngineConfig
-    from minicb.stages.paged import PagedEngine
+    from minicb.stages import engine_class
 
     config = EngineConfig(engine="paged", device="cpu", attention_backend="sdpa", max_model_len=64, **options)
     config.settle_max_model_len(64)
-    return PagedEngine(Executor(FakeModel()), config)
+    return engine_class(config)(Executor(FakeModel()), config)
 
 
 def check_blocks(kv):
@@ -231,12 +231,15 @@ def check_blocks(kv):
     for table in kv.block_tables.values():
         for block in table:
             owners[block] = owners.get(block, 0) + 1
+    assert len(kv.free_blocks) + len(owners) == kv.num_blocks          # free + used == num_blocks
+    if not hasattr(kv, "ref_counts"):                                  # paging alone shares nothing
+        assert set(owners.values()) <= {1} and not set(owners) & set(kv.free_blocks)
+        return
     for block in range(kv.num_blocks):
         assert kv.ref_counts[block] == owners.get(block, 0)           # refcount == number of owners
         if owners.get(block, 0) > 1:
             assert block in kv.hash_of                                  # shared only through the cache
         assert (block in kv.free_blocks) == (kv.ref_counts[block] == 0)
-    assert len(kv.free_blocks) + len(owners) == kv.num_blocks          # free + used == num_blocks
 
 
 def test_the_four_score_block_table():

@@ -8,8 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicb.executors import Executor
 from minicb.config import EngineConfig
+from minicb.executors import Executor
 from minicb.request import Request
 from minicb.sampling import SamplingParams
 from minicb.stages.continuous import ContinuousEngine

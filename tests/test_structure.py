@@ -18,6 +18,7 @@ KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 # Later ideas, by the words that name them in code and comments.
 ASYNC = r"async|in[ _]flight|pending|overlap"
 PAGING = r"\bblocks?\b|block_|prefix|paged"
+PREFIX = r"prefix|hash|ref_count|shared"
 GRAPHS = r"cuda[ _]graph|decode_graphs"
 LATER_IDEAS = {
     "request.py": [ASYNC, PAGING, GRAPHS],
@@ -28,7 +29,8 @@ LATER_IDEAS = {
     "stages/static.py": [ASYNC, PAGING, GRAPHS],
     "stages/dynamic.py": [ASYNC, PAGING, GRAPHS],
     "stages/continuous.py": [ASYNC, GRAPHS],    # its docstring may point ahead to stage 5 ...
-    "stages/paged.py": [ASYNC, GRAPHS],
+    "stages/paged.py": [ASYNC, GRAPHS, PREFIX],
+    "stages/prefix_caching.py": [ASYNC, GRAPHS],
 }
 
 
@@ -123,3 +125,52 @@ def test_one_paged_decode_step_reads_few_files(llama):
     assert set(files) == {"llm.py", "stages/iteration.py", "stages/paged.py", "stages/base.py"}
     switches = sum(a != b for a, b in zip(files, files[1:]))
     assert switches <= 19, path                # a ratchet: it was 35, across 8 files, before stages 4-5 split
+
+
+def trace_a_request(engine: LLMEngine) -> list[tuple[str, str]]:
+    """(file, qualified function) of every engine function one request's life
+    reaches, from add_request to its last step, in the order first met."""
+    seen, order = set(), []
+
+    def profile(frame, event, arg):
+        path = Path(frame.f_code.co_filename).resolve()
+        if event != "call" or PACKAGE not in path.parents:
+            return
+        key = (str(path.relative_to(PACKAGE)), frame.f_code.co_qualname)
+        if key not in seen:
+            seen.add(key)
+            order.append(key)
+
+    sys.setprofile(profile)
+    try:
+        engine.add_request([5, 6, 7], SamplingParams(max_tokens=3))
+        while engine.has_unfinished_requests():
+            engine.step()
+    finally:
+        sys.setprofile(None)
+    return order
+
+
+def life_page_rows() -> list[tuple[str, str, str]]:
+    """(label, file, function) of each station the appendix names."""
+    page = (PACKAGE.parent / "lessons" / "request_life.md").read_text()
+    return re.findall(r"^\| (\w+) \|[^|]*\| `([\w/.]+)` \| `([\w.]+)` \|$", page, flags=re.MULTILINE)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="co_qualname is Python 3.11's")
+def test_the_life_of_a_request_page_follows_the_code(llama):
+    rows = life_page_rows()
+    cpu = [(file, function) for label, file, function in rows if label != "GPU"]
+    assert len(cpu) == 23 and len(rows) == 26
+    trace = trace_a_request(LLMEngine(llama, engine="paged", attention_backend="sdpa",
+                                      device="cpu"))
+    missing = [station for station in cpu if station not in trace]
+    assert not missing, f"the page names stations a request never reaches: {missing}"
+    positions = [trace.index(station) for station in cpu]
+    assert positions == sorted(positions), "the page's stations are out of order"
+    for label, file, function in rows:
+        if label == "GPU":
+            classes = {node.name: node for node in ast.walk(ast.parse((PACKAGE / file).read_text()))
+                       if isinstance(node, ast.ClassDef)}
+            owner, _, method = function.partition(".")
+            assert method in {f.name for f in classes[owner].body if isinstance(f, ast.FunctionDef)}

@@ -1,16 +1,27 @@
 """The batching stages, one module each, and the one table of their names."""
 from .continuous import ContinuousEngine
 from .dynamic import DynamicEngine
-from .overlap import AsyncPagedEngine
+from .overlap import AsyncPagedEngine, AsyncPrefixCachingEngine
 from .paged import PagedEngine
+from .prefix_caching import PrefixCachingEngine
 from .single import SingleEngine
 from .static import StaticEngine
 
 STAGES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngine,
           "continuous": ContinuousEngine, "paged": PagedEngine}
 
+# ANCHOR: engine_class
+# Stage 5 with prefix caching (chapter 6), async scheduling (chapter 7), or both.
+# Keyed by (enable_prefix_caching, async_scheduling).
+PAGED_ENGINES = {(False, False): PagedEngine,
+                 (True, False): PrefixCachingEngine,
+                 (False, True): AsyncPagedEngine,
+                 (True, True): AsyncPrefixCachingEngine}
+
 
 def engine_class(config):
-    """The class that runs config.engine: stage 5 with async scheduling, if the
-    config asks for it."""
-    return AsyncPagedEngine if config.async_scheduling else STAGES[config.engine]
+    """The class that runs config.engine, with the ideas the config turns on."""
+    if config.engine != "paged":
+        return STAGES[config.engine]
+    return PAGED_ENGINES[config.enable_prefix_caching, config.async_scheduling]
+# ANCHOR_END: engine_class

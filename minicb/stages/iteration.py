@@ -217,16 +217,14 @@ class IterationEngine(Engine):
     ragged batch. A stage says where K/V live: its KV manager
     (``make_kv_manager``) and the attention metadata that layout implies
     (``attention_metadata``)."""
+    scheduler_class = Scheduler
 
     def __init__(self, executor, config):
         super().__init__(executor, config)
         self.kv = self.make_kv_manager()
-        self.scheduler = self.make_scheduler()
+        self.scheduler = self.scheduler_class(self.config, self.kv)
         # add_request/abort use the scheduler's queue.
         self.waiting = self.scheduler.waiting
-
-    def make_scheduler(self) -> Scheduler:
-        return Scheduler(self.config, self.kv)
 
     def step(self):
         started = time.perf_counter()

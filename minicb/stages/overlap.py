@@ -27,7 +27,9 @@ from collections import Counter
 import torch
 
 from .base import read_tokens
-from .paged import PagedEngine, PagedScheduler
+from .iteration import Scheduler
+from .paged import PagedEngine
+from .prefix_caching import PrefixCachingEngine, PrefixCachingScheduler
 
 PENDING = -1          # an input token sampled on the device, whose value the host has not read yet
 
@@ -58,8 +60,8 @@ class TokensInFlight:
 
 
 # ANCHOR: scheduler
-class AsyncScheduler(PagedScheduler):
-    """Stage 5's scheduler, counting each token still on the device as known."""
+class AsyncScheduler(Scheduler):
+    """The scheduler, counting each token still on the device as known."""
 
     def __init__(self, config, kv):
         super().__init__(config, kv)
@@ -84,13 +86,12 @@ class AsyncScheduler(PagedScheduler):
 
 # ANCHOR: engine
 class AsyncPagedEngine(PagedEngine):
+    scheduler_class = AsyncScheduler
+
     def __init__(self, executor, config):
         super().__init__(executor, config)
         # (LaunchedStep, TokensInFlight): the step whose tokens the host has not read
         self.in_flight = None
-
-    def make_scheduler(self):
-        return AsyncScheduler(self.config, self.kv)
 
     def step(self):
         started = time.perf_counter()
@@ -144,3 +145,12 @@ class AsyncPagedEngine(PagedEngine):
 
     def has_unfinished_requests(self) -> bool:
         return super().has_unfinished_requests() or self.in_flight is not None
+
+
+class AsyncPrefixCachingScheduler(AsyncScheduler, PrefixCachingScheduler):
+    """Both: tokens in flight count as known, and cached prefixes are shared."""
+
+
+class AsyncPrefixCachingEngine(AsyncPagedEngine, PrefixCachingEngine):
+    """Async scheduling over stage 5 with prefix caching."""
+    scheduler_class = AsyncPrefixCachingScheduler

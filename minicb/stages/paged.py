@@ -15,80 +15,49 @@ are ever empty, and any free block serves any sequence.
 When the cache is full and a running request needs a block, the scheduler
 preempts the most recently admitted request (its blocks are freed; it is
 recomputed later). With ``enable_chunked_prefill`` long prompts run in
-chunks beside the decodes. With ``enable_prefix_caching`` requests that start
-with the same tokens share those blocks: a full block is also known by a
-hash of its tokens chained to the hash of the block before it (so equal
-hashes mean equal prefixes); each block counts its owners, and only a block
-nobody owns returns to the free list, where it stays findable until it is
-handed out again.
+chunks beside the decodes. Requests that start with the same tokens can
+share those blocks (``enable_prefix_caching``): ``prefix_caching.py`` builds
+that on this file.
 """
 import gc
 import math
-from collections import OrderedDict
+from collections import deque
 from dataclasses import dataclass
 
 import torch
 
 from ..executors import Executor
 from ..sampling import SamplingParams
-from .iteration import IterationEngine, Scheduler
+from .iteration import IterationEngine
 
 
 # ANCHOR: kv_manager
 class BlockManager:
     """Stage 5's KV memory: fixed-size blocks handed out as sequences grow."""
 
-    def __init__(self, num_blocks: int, block_size: int,
-                 enable_prefix_caching: bool = False):
+    def __init__(self, num_blocks: int, block_size: int):
         self.num_blocks, self.block_size = num_blocks, block_size
-        self.enable_prefix_caching = enable_prefix_caching
-        self.free_blocks = OrderedDict.fromkeys(range(num_blocks))  # oldest-freed first
-        self.ref_counts = [0] * num_blocks
+        self.free_blocks = deque(range(num_blocks))
         # Keyed by the request itself, not its id: a finished request's id may be
         # given to a new one while the old one's last step is still being read back.
         self.block_tables: dict[object, list[int]] = {}  # request -> physical blocks
-        # request -> hashes of its full blocks
-        self.block_hashes: dict[object, list[int]] = {}
-        self.cached: dict[int, int] = {}        # hash -> block holding those tokens
-        self.hash_of: dict[int, int] = {}       # block -> its hash, if cached
-        self.prefix_hits = 0                    # blocks reused from the cache
 
     def blocks_for(self, num_tokens: int) -> int:
         return math.ceil(num_tokens / self.block_size)
 
     def can_allocate(self, request, num_tokens) -> bool:
         """Could the request hold num_tokens tokens after this call to allocate?"""
-        table = self.block_tables.get(request)
-        if table is None:               # new: cached prefix blocks come for free
-            hits = self.cached_prefix(request)
-            # On the free list, but will be taken.
-            idle_hits = sum(self.ref_counts[b] == 0 for b in hits)
-            return (self.blocks_for(num_tokens) - len(hits)
-                    <= len(self.free_blocks) - idle_hits)
-        return self.blocks_for(num_tokens) - len(table) <= len(self.free_blocks)
+        held = len(self.block_tables.get(request, []))
+        return self.blocks_for(num_tokens) - held <= len(self.free_blocks)
 
     def allocate(self, request, num_tokens):
         """Grow the request's block table to cover num_tokens tokens."""
-        table = self.block_tables.get(request)
-        if table is None:
-            table = self.block_tables[request] = []
-            for block in self.cached_prefix(request):
-                self.take(block)
-                table.append(block)
-                self.prefix_hits += 1
-            self.block_hashes[request] = [self.hash_of[b] for b in table]
+        table = self.block_tables.setdefault(request, [])
         while len(table) < self.blocks_for(num_tokens):
-            table.append(self.take_free_block())
+            table.append(self.free_blocks.popleft())
 
     def free(self, request):
-        """Drop the request's blocks. Blocks still owned by others stay; the
-        rest go back to the free list, tail blocks first so that shared
-        prefixes are the last to be reused."""
-        for block in reversed(self.block_tables.pop(request)):
-            self.ref_counts[block] -= 1
-            if self.ref_counts[block] == 0:
-                self.free_blocks[block] = None
-        self.block_hashes.pop(request, None)
+        self.free_blocks.extend(self.block_tables.pop(request))
 
     def cache_rows(self, request, start, count) -> list[int]:
         """Cache rows (block * block_size + offset) of tokens start..start+count."""
@@ -96,77 +65,9 @@ class BlockManager:
         return [table[p // size] * size + p % size for p in range(start, start + count)]
 # ANCHOR_END: kv_manager
 
-    def take(self, block) -> int:
-        if self.ref_counts[block] == 0:
-            del self.free_blocks[block]
-        self.ref_counts[block] += 1
-        return block
-
-    def take_free_block(self) -> int:
-        block, _ = self.free_blocks.popitem(last=False)    # the block free the longest
-        if block in self.hash_of:                          # reused: its cached contents are gone
-            del self.cached[self.hash_of.pop(block)]
-        self.ref_counts[block] = 1
-        return block
-
-    # ANCHOR: prefix_cache
-    def num_cached_tokens(self, request) -> int:
-        return len(self.cached_prefix(request)) * self.block_size
-
-    def cached_prefix(self, request) -> list[int]:
-        """Cached blocks matching the start of the request's tokens. Only
-        blocks before its last token count: the last token is always
-        computed, because its logits give the next token."""
-        if not self.enable_prefix_caching:
-            return []
-        tokens, size, blocks, parent = request.all_token_ids, self.block_size, [], None
-        for i in range((len(tokens) - 1) // size):
-            parent = hash((parent, tuple(tokens[i * size:(i + 1) * size])))
-            if parent not in self.cached:
-                break
-            blocks.append(self.cached[parent])
-        return blocks
-
-    def computed(self, request):
-        """After a step is launched: publish the request's newly filled blocks
-        in the cache, those whose tokens are all known on the host."""
-        if not self.enable_prefix_caching:
-            return
-        hashes, table, size = (self.block_hashes[request], self.block_tables[request],
-                               self.block_size)
-        tokens = request.all_token_ids
-        for i in range(len(hashes),
-                       min(request.num_computed_tokens, len(tokens)) // size):
-            hashes.append(hash((hashes[-1] if hashes else None,
-                                tuple(tokens[i * size:(i + 1) * size]))))
-            if hashes[-1] not in self.cached and table[i] not in self.hash_of:
-                self.cached[hashes[-1]] = table[i]
-                self.hash_of[table[i]] = hashes[-1]
-    # ANCHOR_END: prefix_cache
-
     @property
     def num_used_blocks(self) -> int:
         return self.num_blocks - len(self.free_blocks)
-
-
-# ANCHOR: prefix_scheduler
-class PagedScheduler(Scheduler):
-    """Stage 4's scheduler, told about shared prefixes: a request being
-    admitted starts after its cached blocks, and every step publishes the
-    blocks it filled."""
-
-    def reserve(self, request, budget) -> int:
-        request.num_computed_tokens = self.kv.num_cached_tokens(request)
-        n = super().reserve(request, budget)
-        if n == 0:
-            request.num_computed_tokens = 0
-        return n
-
-    def advance(self, batch):
-        super().advance(batch)
-        for request in batch.requests:
-            self.kv.computed(request)
-# ANCHOR_END: prefix_scheduler
 
 
 # ANCHOR: attention_batch
@@ -201,10 +102,7 @@ class PagedEngine(IterationEngine):
         cfg = self.config
         self.num_blocks = cfg.num_blocks or self.blocks_in_budget()
         self.k_cache, self.v_cache = self.new_kv_cache(self.num_blocks * cfg.block_size)
-        return BlockManager(self.num_blocks, cfg.block_size, cfg.enable_prefix_caching)
-
-    def make_scheduler(self):
-        return PagedScheduler(self.config, self.kv)
+        return BlockManager(self.num_blocks, cfg.block_size)
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens,
                            max_query_len):
@@ -273,7 +171,7 @@ class PagedEngine(IterationEngine):
         size = self.config.block_size
         held = [(r.request_id, r.num_computed_tokens, len(self.kv.block_tables[r]) * size)
                 for r in self.scheduler.running]
-        return rows, held, self.kv.num_used_blocks * size           # shared blocks count once
+        return rows, held, self.kv.num_used_blocks * size           # each block once
 
 
 def kv_memory(total, free, reserved, peak, utilization) -> float:
