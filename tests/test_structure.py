@@ -3,6 +3,7 @@ which file may speak of which idea."""
 import ast
 import re
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,131 @@ def test_the_life_of_a_request_page_follows_the_code(llama):
                        if isinstance(node, ast.ClassDef)}
             owner, _, method = function.partition(".")
             assert method in {f.name for f in classes[owner].body if isinstance(f, ast.FunctionDef)}
+
+
+# --- hooks: what an earlier idea's file holds only for a later idea ---
+
+# Each file of an idea, in the book's order, and the last idea it serves: base.py
+# holds what stages 1-5 share, iteration.py what stages 4-5 share. A later idea
+# (prefix caching, async scheduling, CUDA graphs, tensor parallelism) builds on them.
+IDEA = {"stages/base.py": 0, "executors/plain.py": 0, "stages/single.py": 1,
+        "stages/static.py": 2, "stages/dynamic.py": 3, "stages/iteration.py": 4,
+        "stages/continuous.py": 4, "stages/paged.py": 5, "stages/prefix_caching.py": 6,
+        "stages/overlap.py": 7, "executors/cuda_graphs.py": 7, "executors/parallel.py": 9}
+SERVES = {"stages/base.py": 5, "executors/plain.py": 9, "stages/iteration.py": 5}
+
+
+@cache
+def parsed(file: str) -> ast.Module:
+    return ast.parse((PACKAGE / file).read_text())
+
+
+def classes() -> dict[str, tuple[str, ast.ClassDef]]:
+    """Every class of the ideas' files, by name: (its file, its node)."""
+    return {node.name: (file, node) for file in IDEA for node in ast.walk(parsed(file))
+            if isinstance(node, ast.ClassDef)}
+
+
+def methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+
+
+def subclasses(name: str, table) -> list[str]:
+    """Every class that inherits from ``name``, directly or not."""
+    found, frontier = [], [name]
+    while frontier:
+        parent = frontier.pop()
+        children = [c for c, (_, node) in table.items()
+                    if parent in {b.id for b in node.bases if isinstance(b, ast.Name)}]
+        found += children
+        frontier += children
+    return found
+
+
+def body_without_docstring(function: ast.FunctionDef) -> list[ast.stmt]:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return body
+
+
+def names_used(tree) -> set[str]:
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | \
+           {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def front_door() -> set[str]:
+    """What the front door (llm.py) calls on a stage: an engine's interface, not
+    a hook."""
+    return names_used(ast.parse((PACKAGE / "llm.py").read_text()))
+
+
+def hooks() -> list[str]:
+    table, front = classes(), front_door()
+    found = []
+    for name, (file, node) in table.items():
+        serves = SERVES.get(file, IDEA[file])
+        for method, function in methods(node).items():
+            overrides = [(table[c][0], methods(table[c][1])[method]) for c in subclasses(name, table)
+                         if method in methods(table[c][1])]
+            later = [(f, o) for f, o in overrides if IDEA[f] > serves]
+            earlier_uses = [f for f in IDEA if IDEA[f] <= serves and method in names_used(parsed(f))]
+            if not earlier_uses and method not in front and not method.startswith("__") and \
+                    any(method in names_used(parsed(f)) for f in IDEA if IDEA[f] > serves):
+                found.append(f"{file}: {name}.{method} is used only by later ideas")
+            for parameter in [a.arg for a in function.args.args[1:]]:
+                if parameter not in names_used(function) and \
+                        any(parameter in names_used(o) for _, o in later):
+                    found.append(f"{file}: {name}.{method}'s {parameter} is read only by "
+                                 f"{', '.join(sorted({f for f, _ in later}))}")
+            body = body_without_docstring(function)
+            trivial = len(body) <= 1 and all(isinstance(s, (ast.Return, ast.Pass, ast.Expr))
+                                             for s in body)
+            if trivial and later and len(later) == len(overrides) and method not in front \
+                    and method not in protocol(table, serves):
+                found.append(f"{file}: {name}.{method} exists to be overridden by "
+                             f"{', '.join(sorted({f for f, _ in later}))}")
+    return found
+
+
+def protocol(table, serves: int) -> set[str]:
+    """Methods two or more classes of the ideas up to ``serves`` define: a
+    protocol those ideas already fill in several ways (the KV managers'
+    can_allocate, allocate, free, ...), not a hook."""
+    counts = {}
+    for file, node in table.values():
+        if IDEA[file] <= serves:
+            for method in methods(node):
+                counts[method] = counts.get(method, 0) + 1
+    return {m for m, n in counts.items() if n >= 2}
+
+
+def class_attributes(node: ast.ClassDef) -> set[str]:
+    return {t.id for s in node.body if isinstance(s, ast.Assign)
+            for t in s.targets if isinstance(t, ast.Name)}
+
+
+def class_attribute_hooks() -> list[str]:
+    """A class attribute that an earlier idea introduces and only later ideas'
+    classes set (one that several classes of its own ideas set is a protocol)."""
+    table, found = classes(), []
+    for name, (file, node) in table.items():
+        serves = SERVES.get(file, IDEA[file])
+        inherited = {a for c, (_, other) in table.items() if name in subclasses(c, table)
+                     for a in class_attributes(other)}
+        shared = [a for _, other in (v for v in table.values() if IDEA[v[0]] <= serves)
+                  for a in class_attributes(other)]
+        for attribute in class_attributes(node) - inherited:
+            setters = [table[c][0] for c in subclasses(name, table)
+                       if attribute in class_attributes(table[c][1])]
+            if setters and all(IDEA[f] > serves for f in setters) and shared.count(attribute) < 2:
+                found.append(f"{file}: {name}.{attribute} is set only by {', '.join(sorted(set(setters)))}")
+    return found
+
+
+def test_no_earlier_idea_holds_a_hook_for_a_later_one():
+    """A hook: a method of an earlier idea's file that only a later idea calls, a
+    parameter only a later idea's override reads, or a one-line method that only
+    later ideas override (without them it would be written inline)."""
+    found = hooks() + class_attribute_hooks()
+    assert not found, "\n".join(found)

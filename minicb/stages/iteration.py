@@ -3,13 +3,16 @@
 The scheduler runs before every forward pass and decides which requests run and how many of
 their tokens each computes. A request's uncomputed tokens are its whole
 prompt when it is admitted, one token per step while it decodes, a slice of
-its prompt under chunked prefill, and everything again after a preemption:
-one rule, "compute the next n tokens whose K/V are not cached", covers all.
+its prompt under chunked prefill, and, in stage 5, everything again after a
+preemption: one rule, "compute the next n tokens whose K/V are not cached",
+covers all.
 
 Room is a free place among the running requests (``max_num_seqs``), token
 budget (``max_num_batched_tokens``) and KV memory, which ``kv`` decides: the
-stage's KV manager (``can_allocate``, ``allocate``, ``free``). The scheduler
-is pure bookkeeping: no model, no tensors, so tests drive it directly.
+stage's KV manager (``can_allocate``, ``allocate``, ``free``). A running
+request's slot always has room; stage 5's blocks can run out, and its
+scheduler (``PagedScheduler``) then preempts. The scheduler is pure
+bookkeeping: no model, no tensors, so tests drive it directly.
 
 ``IterationEngine`` is the step both stages share: schedule, pack the chosen
 tokens into one ragged batch, run the model once, sample, hand out the
@@ -48,35 +51,23 @@ class Scheduler:
         self.waiting: deque[Request] = deque()
         self.running: list[Request] = []          # in admission order
         self.steps_since_admission = 0
-        self.num_preemptions = 0
 
     def schedule(self) -> ScheduledBatch:
         budget = self.config.max_num_batched_tokens
         if self.config.scheduling_policy == "prefill_first":
             admitted = self.admit(budget)          # new prompts get a step of their own
             return ScheduledBatch(admitted or self.schedule_running(budget))
-        preemptions = self.num_preemptions
         running = self.schedule_running(budget)
         budget -= sum(n for _, n in running)
-        # Memory ran out this step: admitting now would only preempt again.
-        return ScheduledBatch(running + ([] if self.num_preemptions > preemptions
-                                         else self.admit(budget)))
+        return ScheduledBatch(running + self.admit(budget))
 
     def schedule_running(self, budget) -> list[tuple[Request, int]]:
-        """Every running request computes its next tokens; if KV memory runs
-        out, the most recently admitted request is preempted to make room."""
+        """Every running request computes its next tokens: one to decode, or
+        its prompt's next chunk. Its slot has room for them."""
         entries = []
-        for request in list(self.running):
-            if request not in self.running:
-                continue                           # preempted earlier in this loop
+        for request in self.running:
             n = self.tokens_to_compute(request, budget)
-            if n == 0:
-                continue
-            while not self.kv.can_allocate(request, request.num_computed_tokens + n):
-                self.preempt(self.running[-1])
-                if request not in self.running:
-                    break
-            else:
+            if n > 0:
                 self.kv.allocate(request, request.num_computed_tokens + n)
                 entries.append((request, n))
                 budget -= n
@@ -107,16 +98,17 @@ class Scheduler:
         self.kv.allocate(request, request.num_computed_tokens + n)
         return n
 
-    def num_tokens(self, request) -> int:
-        """The tokens whose K/V the request needs: its prompt and its output so far."""
-        return len(request.all_token_ids)
-
     def tokens_to_compute(self, request, budget) -> int:
-        """All uncomputed tokens, or with chunked prefill as many as the
-        budget allows; 0 if they do not fit this step."""
-        remaining = self.num_tokens(request) - request.num_computed_tokens
-        # The second case: a preempted request whose prompt + output outgrew any one
-        # step. Without chunks it would wait forever.
+        """How many of the request's uncomputed tokens (its prompt and output so
+        far, less what is cached) run this step."""
+        remaining = len(request.all_token_ids) - request.num_computed_tokens
+        return self.fit(remaining, budget)
+
+    def fit(self, remaining, budget) -> int:
+        """All remaining tokens, or with chunked prefill as many as the budget
+        allows; 0 if they do not fit this step."""
+        # More tokens than any one step holds (a prompt and output recomputed after a
+        # preemption, in stage 5) run in chunks too: else they would wait forever.
         if self.config.enable_chunked_prefill or \
                 remaining > self.config.max_num_batched_tokens:
             return min(remaining, budget)
@@ -133,19 +125,6 @@ class Scheduler:
         if is_open:
             self.steps_since_admission = 0
         return is_open
-
-    # ANCHOR: preempt
-    def preempt(self, request: Request):
-        """Preemption by recomputation: drop the request's KV and put it back
-        at the head of the queue. Its tokens so far are kept; when it is
-        admitted again, prompt and output are recomputed in one prefill."""
-        self.running.remove(request)
-        self.kv.free(request)
-        request.num_computed_tokens = 0
-        request.num_preemptions += 1
-        self.num_preemptions += 1
-        self.waiting.appendleft(request)
-    # ANCHOR_END: preempt
 
     @contextmanager
     def undone_on_error(self, batch: ScheduledBatch):
@@ -243,18 +222,14 @@ class IterationEngine(Engine):
         for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = started
-        ids, positions, attn, last_rows = self.prepare(batch)
+        ids, positions, attn, sampled, sample_rows = self.prepare(batch)
         host_time = time.perf_counter() - started     # scheduling + building inputs
-        # A request samples once all its tokens are computed (not after a partial
-        # prefill chunk).
-        ready = [i for i, (r, n) in enumerate(batch.entries)
-                 if r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
         with DeviceTimer(self.device) as forward_timer:
             logits = self.executor.execute(ids, positions, attn,
-                                           self.tensor([last_rows[i] for i in ready]))
+                                           self.tensor(sample_rows))
         self.scheduler.advance(batch)
-        step = LaunchedStep(batch, [batch.requests[i] for i in ready], started,
-                            host_time, forward_timer, self.kv_usage(batch))
+        step = LaunchedStep(batch, sampled, started, host_time, forward_timer,
+                            self.kv_usage(batch))
         return step, logits
 
     def finish_step(self, step, tokens) -> list:
@@ -276,26 +251,26 @@ class IterationEngine(Engine):
         self.scheduler.finish(request)
 
     def prepare(self, batch):
-        """Pack every scheduled request's new tokens into one flat batch."""
+        """Pack every scheduled request's new tokens into one flat batch. Also
+        returns the requests that sample a token from it, and their rows."""
         ids, positions, slot_mapping, cu_seqlens, seq_lens = [], [], [], [0], []
+        sampled, sample_rows = [], []
         for request, n in batch.entries:
             start = request.num_computed_tokens     # position of the first new token
-            ids += self.input_ids(request, n)
+            ids += request.all_token_ids[start:start + n]
             positions += range(start, start + n)
             slot_mapping += self.kv.cache_rows(request, start, n)
             cu_seqlens.append(cu_seqlens[-1] + n)
             seq_lens.append(start + n)
+            # Its last token's logits give the next token (not a partial chunk's).
+            if start + n == len(request.all_token_ids):
+                sampled.append(request)
+                sample_rows.append(cu_seqlens[-1] - 1)
         t = self.tensor
         attn = self.attention_metadata(
             batch, t(slot_mapping), t(cu_seqlens, torch.int32),
             t(seq_lens, torch.int32), max(n for _, n in batch.entries))
-        last_rows = [end - 1 for end in cu_seqlens[1:]]      # each request's last token
-        return t(ids), t(positions), attn, last_rows
-
-    def input_ids(self, request, n) -> list[int]:
-        """The n tokens the request feeds this step, from its first uncomputed one."""
-        start = request.num_computed_tokens
-        return request.all_token_ids[start:start + n]
+        return t(ids), t(positions), attn, sampled, sample_rows
 # ANCHOR_END: iteration_engine
 
     def check_request(self, request, label):

@@ -27,8 +27,7 @@ from collections import Counter
 import torch
 
 from .base import read_tokens
-from .iteration import Scheduler
-from .paged import PagedEngine
+from .paged import PagedEngine, PagedScheduler
 from .prefix_caching import PrefixCachingEngine, PrefixCachingScheduler
 
 PENDING = -1          # an input token sampled on the device, whose value the host has not read yet
@@ -60,22 +59,21 @@ class TokensInFlight:
 
 
 # ANCHOR: scheduler
-class AsyncScheduler(Scheduler):
-    """The scheduler, counting each token still on the device as known."""
+class AsyncScheduler(PagedScheduler):
+    """Stage 5's scheduler, counting each token still on the device as known."""
 
     def __init__(self, config, kv):
         super().__init__(config, kv)
         # request -> tokens sampled on the device, not yet read back
         self.in_flight = Counter()
 
-    def num_tokens(self, request) -> int:
-        return len(request.all_token_ids) + self.in_flight[request]
-
     def tokens_to_compute(self, request, budget) -> int:
-        if len(request.output_token_ids) + self.in_flight[request] >= \
-                request.params.max_tokens:
+        """A token in flight is one more to compute."""
+        in_flight = self.in_flight[request]
+        if len(request.output_token_ids) + in_flight >= request.params.max_tokens:
             return 0    # its final token is in flight: it finishes when that lands
-        return super().tokens_to_compute(request, budget)
+        remaining = len(request.all_token_ids) + in_flight - request.num_computed_tokens
+        return self.fit(remaining, budget)
 
     def finish(self, request):
         super().finish(request)
@@ -114,27 +112,28 @@ class AsyncPagedEngine(PagedEngine):
         self.scheduler.in_flight.update(step.sampled)
         return step, tokens
 
-    def input_ids(self, request, n):
-        known = super().input_ids(request, n)
-        # The token in flight: prepare fills it in.
-        return known + [PENDING] * (n - len(known))
-
     def prepare(self, batch):
-        """Stage 5's inputs, with each PENDING token taken from the step in flight,
-        on the device."""
-        ids, positions, attn, last_rows = super().prepare(batch)
-        # A request's in-flight token is its last; a slice that stops short of it (a
-        # recompute after preemption, run in chunks) has no PENDING row to fill.
-        pending = [(row, r) for row, (r, n) in zip(last_rows, batch.entries)
-                   if self.scheduler.in_flight[r]
-                   and r.num_computed_tokens + n == self.scheduler.num_tokens(r)]
-        if pending:
+        """Stage 5's inputs, with each token in flight taken from the device. The
+        host packs a placeholder (PENDING) where such a token goes, as the last
+        of its request's tokens, so that request samples from this step too."""
+        # A slice that stops short of its token in flight (a recompute after a
+        # preemption, run in chunks) needs no placeholder.
+        reaching = [r for r, n in batch.entries
+                    if r.num_computed_tokens + n > len(r.all_token_ids)]
+        for request in reaching:
+            request.all_token_ids.append(PENDING)
+        try:
+            ids, positions, attn, sampled, sample_rows = super().prepare(batch)
+        finally:
+            for request in reaching:
+                request.all_token_ids.pop()
+        if reaching:
             step, tokens = self.in_flight
             index = {request: i for i, request in enumerate(step.sampled)}
-            rows, picks = ([row for row, _ in pending],
-                           [index[request] for _, request in pending])
+            rows = [row for r, row in zip(sampled, sample_rows) if r in reaching]
+            picks = [index[r] for r in sampled if r in reaching]
             ids[self.tensor(rows)] = tokens.on_device[self.tensor(picks)]
-        return ids, positions, attn, last_rows
+        return ids, positions, attn, sampled, sample_rows
 
     def deliver(self, requests, tokens):
         """A request that finished or was aborted while its token was in flight

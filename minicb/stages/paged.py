@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import torch
 
 from ..executors import Executor
+from ..request import Request
 from ..sampling import SamplingParams
-from .iteration import IterationEngine
+from .iteration import IterationEngine, Scheduler
 
 
 # ANCHOR: kv_manager
@@ -70,6 +71,56 @@ class BlockManager:
         return self.num_blocks - len(self.free_blocks)
 
 
+# ANCHOR: preempt
+class PagedScheduler(Scheduler):
+    """The scheduler of stages 4-5, for blocks, which can run out: a running
+    request that needs a block when none is free makes room by preempting the
+    most recently admitted request (chapter 6)."""
+
+    def __init__(self, config, kv):
+        super().__init__(config, kv)
+        self.num_preemptions = 0
+        self.preempted = False             # in this step's schedule_running
+
+    def schedule_running(self, budget) -> list[tuple[Request, int]]:
+        entries, self.preempted = [], False
+        for request in list(self.running):
+            if request not in self.running:
+                continue                           # preempted earlier in this loop
+            n = self.tokens_to_compute(request, budget)
+            if n == 0:
+                continue
+            while not self.kv.can_allocate(request, request.num_computed_tokens + n):
+                self.preempt(self.running[-1])
+                if request not in self.running:
+                    break
+            else:
+                self.kv.allocate(request, request.num_computed_tokens + n)
+                entries.append((request, n))
+                budget -= n
+        return entries
+
+    def preempt(self, request: Request):
+        """Preemption by recomputation: drop the request's KV and put it back
+        at the head of the queue. Its tokens so far are kept; when it is
+        admitted again, prompt and output are recomputed in one prefill."""
+        self.running.remove(request)
+        self.kv.free(request)
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.num_preemptions += 1
+        self.preempted = True
+        self.waiting.appendleft(request)
+# ANCHOR_END: preempt
+
+    def admission_open(self) -> bool:
+        # Memory ran out in this step (the mixed policy schedules the running requests
+        # first): admitting now would only preempt again.
+        if self.preempted and self.config.scheduling_policy == "mixed":
+            return False
+        return super().admission_open()
+
+
 # ANCHOR: attention_batch
 @dataclass
 class PagedBatch:
@@ -97,6 +148,7 @@ class PagedBatch:
 # ANCHOR: engine
 class PagedEngine(IterationEngine):
     name = "paged"
+    scheduler_class = PagedScheduler
 
     def make_kv_manager(self):
         cfg = self.config

@@ -15,8 +15,7 @@ Stage 5's block manager and scheduler, each extended; the step is unchanged.
 """
 from collections import OrderedDict
 
-from .iteration import Scheduler
-from .paged import BlockManager, PagedEngine
+from .paged import BlockManager, PagedEngine, PagedScheduler
 
 
 # ANCHOR: block_manager
@@ -109,8 +108,8 @@ class PrefixCachingBlockManager(BlockManager):
 
 
 # ANCHOR: prefix_scheduler
-class PrefixCachingScheduler(Scheduler):
-    """The scheduler, told about shared prefixes: a request being admitted
+class PrefixCachingScheduler(PagedScheduler):
+    """Stage 5's scheduler, told about shared prefixes: a request being admitted
     starts after its cached blocks, and every step publishes the blocks it
     filled."""
 

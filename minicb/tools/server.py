@@ -217,7 +217,7 @@ class ServerMetrics:
             Gauge("minicb_kv_blocks_used", "KV blocks held by requests",
                   registry=registry).set_function(lambda: kv.num_blocks - len(kv.free_blocks))
         scheduler = getattr(stage, "scheduler", None)
-        if scheduler is not None:                           # stages 4-5
+        if hasattr(scheduler, "num_preemptions"):           # stage 5
             Gauge("minicb_preemptions", "Requests preempted so far (their KV dropped)",
                   registry=registry).set_function(lambda: scheduler.num_preemptions)
         self.finished = Counter("minicb_requests_finished", "Requests that ran to the end, "
