@@ -83,6 +83,9 @@ class PagedScheduler(Scheduler):
         self.preempted = False             # in this step's schedule_running
 
     def schedule_running(self, budget) -> list[tuple[Request, int]]:
+        """Chapter 4's loop, but a request the free blocks cannot hold first
+        makes room: the newest running request is preempted until it fits, or
+        until it is itself the one preempted."""
         entries, self.preempted = [], False
         for request in list(self.running):
             if request not in self.running:
