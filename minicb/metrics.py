@@ -1,7 +1,7 @@
 """Run-level measurements: what every step did, and what the run achieved.
 
-Every engine appends one ``StepRecord`` per forward pass. From those and the
-requests' timestamps, ``RunMetrics`` derives throughput, latency percentiles,
+An engine's step log (``minicb/observer.py``) keeps one ``StepRecord`` per
+forward pass. From those and the requests' timestamps, ``RunMetrics`` derives throughput, latency percentiles,
 batch occupancy and KV-cache use, the same way for every stage, so stages
 can be compared number for number.
 """
@@ -28,9 +28,9 @@ class StepRecord:
     duration: float = 0.0          # seconds, the whole step
     # (request id, tokens cached, token slots held)
     kv_held: list = field(default_factory=list)
-    # seconds of it spent scheduling and building inputs (stages 4-5)
+    # seconds of it before the forward pass's launch: scheduling, building inputs
     host_time: float = 0.0
-    # seconds the forward pass took on the device (stages 4-5)
+    # seconds the forward pass took on the device, output layer included
     forward_time: float = 0.0
     started: float = 0.0           # time.perf_counter() when the step began
 
@@ -163,7 +163,7 @@ class RunMetrics(Throughput):
 
     @property
     def host_share(self) -> float:
-        """Share of the steps' time the host spent scheduling and building inputs (stages 4-5)."""
+        """Share of the steps' time the host spent before launching the forward pass."""
         busy = sum(s.duration for s in self.steps)
         return sum(s.host_time for s in self.steps) / busy if busy else 0.0
 

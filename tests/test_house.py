@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [
     ["minicb.kernels"],
     ["minicb.sampling", "minicb.request", "minicb.model", "minicb.config", "minicb.metrics",
-     "minicb.attention", "minicb.checkpoint", "minicb.pretrained"],
+     "minicb.observer", "minicb.attention", "minicb.checkpoint", "minicb.pretrained"],
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",

@@ -6,7 +6,7 @@ import weakref
 import pytest
 
 from minicb import LLM, LLMEngine, SamplingParams
-from minicb.stages import base
+from minicb import observer
 
 from .conftest import MAX_TOKENS, PROMPTS
 from .test_cuda_graphs import use_decode_graphs
@@ -146,7 +146,7 @@ def test_a_finished_request_is_let_go_with_its_metrics(llama, name):
 
 
 def test_the_step_log_is_bounded_outside_a_measured_run(llama, monkeypatch):
-    monkeypatch.setattr(base, "RECENT_STEPS", 5)
+    monkeypatch.setattr(observer, "RECENT_STEPS", 5)
     llm = LLM(llama, engine="continuous")
     llm.generate([[5, 6, 7]], params(12))
     assert llm.last_run.num_steps == 12 and len(llm.last_run.steps) == 12   # a measured run keeps every step

@@ -77,13 +77,14 @@ def test_stage_5_is_stage_4_with_blocks_for_slots():
     # Both engines build on the shared step; stage 5 does not inherit stage 4's layout.
     assert ContinuousEngine.__bases__ == PagedEngine.__bases__ == (IterationEngine,)
     for engine in (ContinuousEngine, PagedEngine):       # ... nor change how a step runs
-        assert not {"step", "launch", "prepare", "finish_step"} & set(vars(engine)), engine
+        assert not {"step", "run_step", "launch", "prepare", "finish_step"} & set(vars(engine)), engine
 
 
 def follow_one_step(engine: LLMEngine) -> list[tuple[str, str]]:
     """(file, function) of each engine function one LLMEngine.step() reaches,
     in the order a reader first meets them. The forward pass (the executor, the
-    model and the kernels they call) is not followed past its first call."""
+    model and the kernels they call) and the step log (observer.py) are not
+    followed past the calls the step makes to them."""
     seen, order = set(), []
 
     def profile(frame, event, arg):
@@ -93,8 +94,8 @@ def follow_one_step(engine: LLMEngine) -> list[tuple[str, str]]:
         if PACKAGE not in path.parents or path.name == "model.py":
             return
         if frame.f_back.f_code.co_filename == frame.f_code.co_filename and \
-                path.parent.name == "executors":
-            return                             # inside the executor
+                (path.parent.name == "executors" or path.name == "observer.py"):
+            return                             # inside the executor, or the step log
         key = (str(path.relative_to(PACKAGE)), frame.f_code.co_name, frame.f_code.co_firstlineno)
         if key not in seen:
             seen.add(key)
@@ -115,12 +116,17 @@ def test_one_paged_decode_step_reads_few_files(llama):
     for _ in range(3):
         engine.step()                          # admitted, prefilled, decoding
     path = follow_one_step(engine)
-    # The model runs behind one call to the executor.
+    # The model runs behind one call to the executor, which the step log times.
     assert [(f, fn) for f, fn in path if f.startswith("executors/")] == \
         [("executors/plain.py", "execute")]
-    path = [(f, fn) for f, fn in path if not f.startswith("executors/")]
+    # The step log watches from outside: it starts its clock, times the forward
+    # pass, and takes the step's report.
+    assert [(f, fn) for f, fn in path if f == "observer.py"] == \
+        [("observer.py", "stepping"), ("observer.py", "execute"), ("observer.py", "report")]
+    path = [(f, fn) for f, fn in path if not f.startswith("executors/") and f != "observer.py"]
     files = [file for file, _ in path]
-    assert {f for f, function in path if function == "step"} == {"llm.py", "stages/iteration.py"}
+    assert {f for f, function in path if function in ("step", "run_step")} == \
+        {"llm.py", "stages/base.py", "stages/iteration.py"}
     # The front door; stages 4-5's scheduler and step; where stage 5's K/V live; what
     # every stage shares (handing out tokens, the sampler).
     assert set(files) == {"llm.py", "stages/iteration.py", "stages/paged.py", "stages/base.py"}
@@ -162,7 +168,7 @@ def life_page_rows() -> list[tuple[str, str, str]]:
 def test_the_life_of_a_request_page_follows_the_code(llama):
     rows = life_page_rows()
     cpu = [(file, function) for label, file, function in rows if label != "GPU"]
-    assert len(cpu) == 23 and len(rows) == 26
+    assert len(cpu) == 26 and len(rows) == 29
     trace = trace_a_request(LLMEngine(llama, engine="paged", attention_backend="sdpa",
                                       device="cpu"))
     missing = [station for station in cpu if station not in trace]

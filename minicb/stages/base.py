@@ -1,11 +1,12 @@
-"""What every stage shares: the request queue, the sampler, the stop rules and the step log.
+"""What every stage shares: the request queue, the sampler and the stop rules.
 
 Every engine is driven the same way, online or offline: ``add_request``
 queues a request, ``step`` runs at most one forward pass and returns the
 requests that received a token, ``abort`` drops a request. A stage decides
 *which* tokens go through the model together and where their K/V live;
-turning hidden states into tokens and recording what each step did happen
-here, once.
+turning hidden states into tokens happens here, once. Each forward pass
+reports what it ran to the step log (``minicb/observer.py``), which times it
+from outside.
 
 Stages 1-3 also share how they run: ``RunToCompletionEngine`` runs a batch
 to its end. Stages 4-5 share theirs, scheduling before every step, in
@@ -20,25 +21,22 @@ import torch
 from ..attention import attention_ops
 from ..config import EngineConfig
 from ..executors import Executor
-from ..metrics import StepRecord
+from ..observer import StepLog, TimedExecutor
 from ..request import Request
 from ..sampling import GREEDY_BELOW, SamplingParams
-
-# Outside a measured run an engine keeps only its most recent step records, so
-# one that serves for days holds a bounded log (a record lists every batch row).
-RECENT_STEPS = 1000
 
 
 class Engine:
     def __init__(self, executor: Executor, config: EngineConfig):
-        self.executor = executor       # runs the model (minicb.executors)
+        self.log = StepLog(config.device)
+        # Runs the model (minicb.executors), each forward pass timed for the log.
+        self.executor = TimedExecutor(executor, self.log)
         self.config = config
         self.device = config.device
         self.ops = attention_ops(config.attention_backend)
         self.sampler = Sampler(config.device, config.seed)
         self.waiting: deque[Request] = deque()     # arrived, not yet scheduled
         self.unfinished: dict[str, Request] = {}   # every request not yet finished, by id
-        self.steps: deque[StepRecord] = deque(maxlen=RECENT_STEPS)
         self.progress = None                       # a tqdm bar to tick as requests finish, if any
 
     # ANCHOR: online_api
@@ -51,7 +49,8 @@ class Engine:
 
     def step(self) -> list[Request]:
         """Run at most one forward pass; return the requests that got a token."""
-        raise NotImplementedError
+        with self.log.stepping():          # the step log's clock starts
+            return self.run_step()
 
     def abort(self, request_id: str):
         """Finish a request now, wherever it is. Unknown or finished ids are a no-op."""
@@ -106,23 +105,25 @@ class Engine:
         return requests
     # ANCHOR_END: deliver
 
+    def run_step(self) -> list[Request]:
+        """What step() runs: the stage's own step."""
+        raise NotImplementedError
+
+    @property
+    def steps(self):
+        """The step log's records: the most recent, or a measured run's all."""
+        return self.log.records
+
     @contextmanager
     def measuring(self, progress=None):
         """Inside: every step is recorded, into the list this yields (for
         RunMetrics), and ``progress`` ticks as requests finish."""
-        self.steps, self.progress = [], progress
+        self.progress = progress
         try:
-            yield self.steps
+            with self.log.keeping_all() as records:
+                yield records
         finally:
-            self.steps, self.progress = deque(self.steps, maxlen=RECENT_STEPS), None
-
-    def record(self, kind, rows, num_tokens, kv_held, started, kv_reserved=None, host_time=0.0, forward_time=0.0):
-        """kv_held: (request id, tokens cached, token slots held) per request
-        holding KV memory. kv_reserved defaults to the slots they hold."""
-        reserved = sum(h for _, _, h in kv_held) if kv_reserved is None else kv_reserved
-        self.steps.append(StepRecord(kind, rows, num_tokens, reserved, sum(u for _, u, _ in kv_held),
-                                     duration=time.perf_counter() - started, kv_held=kv_held,
-                                     host_time=host_time, forward_time=forward_time, started=started))
+            self.progress = None
 
     def new_kv_cache(self, *leading):
         """K and V caches [layers, *leading, kv_heads, head_dim]: the stage picks the
@@ -249,7 +250,7 @@ class RunToCompletionEngine(Engine):
         # The current batch and its run_batch generator.
         self.batch, self.running = [], None
 
-    def step(self) -> list[Request]:
+    def run_step(self) -> list[Request]:
         while True:
             if self.running is None:
                 self.batch = self.next_batch()

@@ -51,6 +51,13 @@ class SlotManager:
         return range(base + start, base + start + count)
 # ANCHOR_END: kv_manager
 
+    # For the step log: token slots held, used or not.
+    def tokens_held(self, request) -> int:
+        return self.max_model_len
+
+    def tokens_reserved(self) -> int:
+        return len(self.slot_of) * self.max_model_len
+
 
 # ANCHOR: attention_batch
 @dataclass
@@ -93,11 +100,3 @@ class ContinuousEngine(IterationEngine):
                            cu_seqlens_q, seq_lens,
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
-
-    def kv_usage(self, batch):
-        rows = [None] * self.config.max_num_seqs
-        for request in batch.requests:
-            rows[self.kv.slot_of[request]] = request.request_id     # a batch row is a slot
-        slot = self.config.max_model_len                            # held whole, used or not
-        held = [(r.request_id, r.num_computed_tokens, slot) for r in self.scheduler.running]
-        return rows, held, len(held) * slot

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..config import EngineConfig
+from ..observer import StepOutcome
 from ..request import Request
 from .base import Engine, read_tokens
 
@@ -150,43 +151,12 @@ class Scheduler:
             self.kv.free(request)
 
 
-# ANCHOR: device_timer
-class DeviceTimer:
-    """How long the work launched inside ``with`` takes on the device: CUDA
-    events on a GPU (read ``seconds`` once the step has synced, e.g. after
-    sampling), wall time on a CPU, where the work runs as it is launched."""
-
-    def __init__(self, device):
-        self.cuda = str(device).startswith("cuda")
-
-    def __enter__(self):
-        if self.cuda:
-            self.begin, self.end = (torch.cuda.Event(enable_timing=True),
-                                    torch.cuda.Event(enable_timing=True))
-            self.begin.record()
-        self.started = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        if self.cuda:
-            self.end.record()
-        self.elapsed = time.perf_counter() - self.started
-
-    @property
-    def seconds(self) -> float:
-        return self.begin.elapsed_time(self.end) / 1e3 if self.cuda else self.elapsed
-# ANCHOR_END: device_timer
-
-
 @dataclass
 class LaunchedStep:
-    """A forward pass on its way: what ran, and what to log once its tokens are read."""
+    """A forward pass on its way: what ran, and who gets its tokens."""
     batch: ScheduledBatch
     sampled: list                   # the requests that get a token from it
-    started: float
-    host_time: float
-    forward_timer: DeviceTimer
-    kv_usage: tuple                 # for the step log: (rows, held, reserved), as the step ran
+    outcome: StepOutcome            # for the step log, as the step ran
 
 
 # ANCHOR: iteration_engine
@@ -205,43 +175,33 @@ class IterationEngine(Engine):
         # add_request/abort use the scheduler's queue.
         self.waiting = self.scheduler.waiting
 
-    def step(self):
-        started = time.perf_counter()
+    def run_step(self):
         batch = self.scheduler.schedule()
         if not batch.entries:
             return []
         with self.scheduler.undone_on_error(batch):
-            step, logits = self.launch(batch, started)
+            step, logits = self.launch(batch)
             tokens = self.sampler(logits, [r.params for r in step.sampled],
                                   [r.generator for r in step.sampled])
         return self.finish_step(step, read_tokens(tokens))
 
-    def launch(self, batch, started):
+    def launch(self, batch):
         """Build the step's inputs and run the forward pass. Returns the step and
         the logits of the requests that sample in it."""
+        now = time.perf_counter()
         for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
-                request.metrics.first_scheduled_time = started
+                request.metrics.first_scheduled_time = now
         ids, positions, attn, sampled, sample_rows = self.prepare(batch)
-        host_time = time.perf_counter() - started     # scheduling + building inputs
-        with DeviceTimer(self.device) as forward_timer:
-            logits = self.executor.execute(ids, positions, attn,
-                                           self.tensor(sample_rows))
+        logits = self.executor.execute(ids, positions, attn, self.tensor(sample_rows))
         self.scheduler.advance(batch)
-        step = LaunchedStep(batch, sampled, started, host_time, forward_timer,
-                            self.kv_usage(batch))
-        return step, logits
+        return LaunchedStep(batch, sampled, self.outcome(batch)), logits
 
     def finish_step(self, step, tokens) -> list:
-        """The step's tokens are on the host: hand them out, log the step, and
-        free the memory of the requests that finished."""
-        # Readable now: the device is done with the step.
-        forward_time = step.forward_timer.seconds
+        """The step's tokens are on the host: hand them out, report the step,
+        and free the memory of the requests that finished."""
         delivered = self.deliver(step.sampled, tokens)
-        rows, held, reserved = step.kv_usage
-        self.record(step.batch.kind, rows, step.batch.num_tokens, held, step.started,
-                    kv_reserved=reserved, host_time=step.host_time,
-                    forward_time=forward_time)
+        self.log.report(step.outcome)
         for request in step.batch.requests:
             if request.finished:
                 self.scheduler.finish(request)   # its memory is free for the next step
@@ -285,8 +245,12 @@ class IterationEngine(Engine):
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens, max_query_len):
         raise NotImplementedError
 
-    def kv_usage(self, batch) -> tuple[list, list, int]:
-        """For the step log, once the step is launched: the request id each batch
-        row ran (or None), (request id, tokens cached, token slots held) for each
-        running request, and the token slots they hold together."""
-        raise NotImplementedError
+    def outcome(self, batch) -> StepOutcome:
+        """What the step ran, as it ran: one batch row per request it advanced,
+        out of max_num_seqs, and the KV memory each running request holds."""
+        rows = [r.request_id for r in batch.requests]
+        rows += [None] * (self.config.max_num_seqs - len(rows))
+        held = [(r.request_id, r.num_computed_tokens, self.kv.tokens_held(r))
+                for r in self.scheduler.running]
+        return StepOutcome(batch.kind, rows, batch.num_tokens, held,
+                           self.kv.tokens_reserved())

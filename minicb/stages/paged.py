@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import torch
 
-from ..executors import Executor
 from ..request import Request
 from ..sampling import SamplingParams
 from .iteration import IterationEngine, Scheduler
@@ -69,6 +68,13 @@ class BlockManager:
     @property
     def num_used_blocks(self) -> int:
         return self.num_blocks - len(self.free_blocks)
+
+    # For the step log: token slots held, used or not.
+    def tokens_held(self, request) -> int:
+        return len(self.block_tables[request]) * self.block_size
+
+    def tokens_reserved(self) -> int:
+        return self.num_used_blocks * self.block_size      # each block once
 
 
 # ANCHOR: preempt
@@ -198,7 +204,7 @@ class PagedEngine(IterationEngine):
         CUDA context and other processes hold."""
         gc.collect()                       # an engine dropped but not yet collected
         torch.cuda.empty_cache()
-        if isinstance(self.executor, Executor):   # the weights are here, not in workers
+        if hasattr(self.executor, "model"):   # the weights are here, not in workers
             torch.cuda.reset_peak_memory_stats(self.device)
             self.profile_step()
         free, total = torch.cuda.mem_get_info(self.device)
@@ -219,14 +225,6 @@ class PagedEngine(IterationEngine):
         sampled = [SamplingParams(temperature=1.0, top_k=50, top_p=0.9)] * len(logits)
         self.sampler(logits, sampled, [None] * len(logits))
         torch.cuda.synchronize(self.device)
-
-    def kv_usage(self, batch):
-        rows = [r.request_id for r in batch.requests]               # no slots: rows are the step's requests
-        rows += [None] * (self.config.max_num_seqs - len(rows))
-        size = self.config.block_size
-        held = [(r.request_id, r.num_computed_tokens, len(self.kv.block_tables[r]) * size)
-                for r in self.scheduler.running]
-        return rows, held, self.kv.num_used_blocks * size           # each block once
 
 
 def kv_memory(total, free, reserved, peak, utilization) -> float:

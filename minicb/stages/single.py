@@ -8,6 +8,7 @@ every later stage is about putting more requests into that one pass.
 """
 import time
 
+from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
 
@@ -53,7 +54,6 @@ class SingleEngine(RunToCompletionEngine):
         # a copy, as the request's list grows.
         new_tokens, kind = list(request.all_token_ids), "prefill"
         while not request.finished:
-            started = time.perf_counter()
             start = cache.context_len
             positions = self.tensor(range(start, start + len(new_tokens)))
             # Only the last position predicts: it alone gets logits.
@@ -61,8 +61,10 @@ class SingleEngine(RunToCompletionEngine):
                                            [len(new_tokens) - 1])
             cache.advance(len(new_tokens))
             self.sample([request], logits)
-            self.record(kind, [request.request_id], len(new_tokens),
-                        [(request.request_id, cache.context_len, capacity)], started)
+            # What this pass ran, for the step log: (id, tokens cached, slots held).
+            held = [(request.request_id, cache.context_len, capacity)]
+            outcome = StepOutcome(kind, [request.request_id], len(new_tokens), held)
+            self.log.report(outcome)
             yield [request]
             new_tokens, kind = request.output_token_ids[-1:], "decode"
 # ANCHOR_END: engine

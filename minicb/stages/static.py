@@ -15,6 +15,7 @@ from collections import deque
 
 import torch
 
+from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
 
@@ -65,11 +66,11 @@ class StaticEngine(RunToCompletionEngine):
     def run_batch(self, batch):
         """A generator: one forward pass per next(), yielding the requests it
         advanced."""
-        started = time.perf_counter()
+        now = time.perf_counter()
         for request in batch:
-            request.metrics.first_scheduled_time = started
+            request.metrics.first_scheduled_time = now
         # Each row's tokens so far: its prompt, and the output it had if this batch runs
-        # again after a step raised (RunToCompletionEngine.step).
+        # again after a step raised (RunToCompletionEngine.run_step).
         longest = max(len(r.all_token_ids) for r in batch)
         pad_lens = [longest - len(r.all_token_ids) for r in batch]
         # Reserved up front.
@@ -80,19 +81,17 @@ class StaticEngine(RunToCompletionEngine):
         # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
         ids = [[0] * pad + r.all_token_ids for pad, r in zip(pad_lens, batch)]
         positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
-        yield self.forward_and_sample(batch, cache, ids, positions, "prefill",
-                                      capacity, started)
+        yield self.forward_and_sample(batch, cache, ids, positions, "prefill", capacity)
 
         # Decode until the longest request is done; finished rows ride along (one that
         # failed before its first token, on its prompt's last).
         while not all(r.finished for r in batch):
-            started = time.perf_counter()
             ids = [[(r.output_token_ids or r.prompt_token_ids)[-1]] for r in batch]
             positions = [[cache.context_len - pad] for pad in pad_lens]
             yield self.forward_and_sample(batch, cache, ids, positions, "decode",
-                                          capacity, started)
+                                          capacity)
 
-    def forward_and_sample(self, batch, cache, ids, positions, kind, capacity, started):
+    def forward_and_sample(self, batch, cache, ids, positions, kind, capacity):
         """ids, positions: [B][L] lists. One forward pass; sample for live rows only."""
         rows = [None if r.finished else r.request_id for r in batch]
         live = [i for i, row in enumerate(rows) if row is not None]
@@ -105,6 +104,6 @@ class StaticEngine(RunToCompletionEngine):
         # Real tokens now cached.
         held = [(r.request_id, len(r.all_token_ids), capacity) for r in batch]
         self.sample([batch[i] for i in live], logits)
-        self.record(kind, rows, len(batch) * width, held, started)
+        self.log.report(StepOutcome(kind, rows, len(batch) * width, held))
         return [batch[i] for i in live]
 # ANCHOR_END: engine

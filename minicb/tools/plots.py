@@ -51,7 +51,7 @@ def plot_schedule(run, title, ax=None):
         image[grid == value] = colours(int(value) % 20)[:3]
     ax.imshow(image, aspect="auto", interpolation="nearest")
     ax.set_xlabel("step (forward pass)")
-    ax.set_ylabel("batch row / slot")
+    ax.set_ylabel("batch row")
     ax.set_title(f"{title}: {run.num_steps} steps, {run.occupancy:.0%} of rows busy")
     return ax
 # ANCHOR_END: schedule
