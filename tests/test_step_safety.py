@@ -193,6 +193,40 @@ def test_a_step_that_raises_leaves_every_request_to_run_again(llama, monkeypatch
     assert_nothing_held(engine)
 
 
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_step_that_raises_after_its_forward_pass_is_never_logged(llama, monkeypatch, name):
+    engine = LLMEngine(llama, **ENGINES[name])
+    prompts = [[5, 6, 7], [8, 9], list(range(10, 30))]
+    ids = [engine.add_request(p, GREEDY) for p in prompts]
+    # Sampling comes after the forward pass: the step log has seen it launched.
+    calls, sample = [0], Sampler.__call__
+
+    def sampling_that_fails_once(sampler, *args):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise RuntimeError("the device is gone for a moment")
+        return sample(sampler, *args)
+
+    monkeypatch.setattr(Sampler, "__call__", sampling_that_fails_once)
+    finished, raised = {}, 0
+    for _ in range(MAX_STEPS):
+        if not engine.has_unfinished_requests():
+            break
+        try:
+            outputs = engine.step()
+        except RuntimeError:
+            raised += 1
+            continue
+        finished.update((o.request_id, o) for o in outputs if o.finished)
+    log = engine.stage.log
+    # One record per forward pass whose tokens came out, none for the one undone.
+    assert raised == 1 and not log.launches and len(log.records) == calls[0] - 1
+    assert [finished[rid].output_token_ids for rid in ids] == greedy_tokens(llama, prompts)
+    for record in log.records:
+        assert 0 < record.host_time and 0 < record.forward_time
+        assert record.host_time + record.forward_time < record.duration
+
+
 @pytest.mark.parametrize("name", ["single", "paged"])
 def test_a_tiny_temperature_samples_the_greedy_token(llama, name):
     llm = LLM(llama, **ENGINES[name])
