@@ -31,6 +31,15 @@ from dataclasses import asdict, dataclass
 
 import torch
 import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, make_backend
+from triton.runtime.jit import JITFunction, create_function_from_signature
+
+from . import kv_write, online_softmax
+from .contiguous_attention import contiguous_attention
+from .padded_attention import padded_attention
+from .paged_attention import paged_attention
+from .ragged_attention import ragged_attention
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HEAD_DIMS = (64, 80, 128)
@@ -75,7 +84,6 @@ class Compiled:
 def recorded_launches():
     """Inside, launching any Triton kernel records it instead: the host
     wrappers run as they do in the engine, and nothing touches a GPU."""
-    from triton.runtime.jit import JITFunction
     launches, original = [], JITFunction.run
 
     def record(self, *args, grid, warmup, **kwargs):
@@ -92,10 +100,6 @@ def specialize(launch: Launch, arch: int):
     """What a launch on sm_<arch> would compile: Triton's own launcher code
     classifies each argument (a pointer or an integer divisible by 16, an
     integer equal to 1, ...) unless the kernel marks it do_not_specialize."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource, make_backend
-    from triton.runtime.jit import create_function_from_signature
-
     kernel, target = launch.kernel, GPUTarget("cuda", arch, 32)
     backend = make_backend(target)
     binder = create_function_from_signature(kernel.signature, kernel.params, backend)
@@ -156,12 +160,6 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
     """Every launch the engines make for one (dtype, head_dim, GQA group),
     with the layouts they use: caches with a layer axis, one layer's view
     passed in; packed q [tokens, H, d]; int32 metadata, int64 slot mapping."""
-    from . import kv_write
-    from .contiguous_attention import contiguous_attention
-    from .padded_attention import padded_attention
-    from .paged_attention import paged_attention
-    from .ragged_attention import ragged_attention
-
     kv_heads, layers, rows = 2, 2, 4 * block_size * 64
     heads = kv_heads * group
     new = lambda *shape, dt=dtype: torch.zeros(*shape, dtype=dt)     # noqa: E731
@@ -199,10 +197,6 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
 
 def distinct(launches):
     """One launch per compiled kernel: the same kernel, constants and argument classes compile once."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import make_backend
-    from triton.runtime.jit import create_function_from_signature
-
     backend, seen, kept = make_backend(GPUTarget("cuda", 90, 32)), set(), []
     for launch in launches:
         binder = create_function_from_signature(launch.kernel.signature, launch.kernel.params, backend)
@@ -219,8 +213,6 @@ def matrix(full: bool, arch: int):
     and 8 (the GPU figures' shapes), fp16 and fp32 at one group each. Full:
     every dtype x head_dim x group. Both: every tile height, every split bucket.
     The host wrappers choose tiles for ``arch``, as they would on that GPU."""
-    from . import online_softmax
-
     half = torch.bfloat16 if arch >= BF16_FROM else torch.float16
     if full:
         dtypes = [d for d in DTYPES if d != torch.bfloat16 or arch >= BF16_FROM]

@@ -16,6 +16,8 @@ from types import SimpleNamespace
 
 import torch
 
+from .kernels import reference, sdpa
+
 KERNEL_NAMES = ("contiguous_attention", "padded_attention", "ragged_attention", "paged_attention",
                 "store_kv_cache")
 
@@ -27,11 +29,13 @@ def use_interpreter_without_gpu():
 
 def attention_ops(backend: str) -> SimpleNamespace:
     if backend == "reference":
-        from .kernels import reference as module
+        module = reference
     elif backend == "sdpa":
-        from .kernels import sdpa as module
+        module = sdpa
     elif backend == "triton":
         _check_triton_can_run()
+        # Loaded only when asked for: the kernels load Triton, which must know first
+        # whether to interpret them (use_interpreter_without_gpu).
         from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
         module = SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
                                  padded_attention=padded_attention.padded_attention,

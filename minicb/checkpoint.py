@@ -10,6 +10,7 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from .model import Decoder, ModelConfig, Rotary
 
@@ -97,6 +98,7 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     dtype="bfloat16" there: the 8B shape is 16 GB in bf16), whose tokenizer has
     a token for every id of its vocabulary. ``num_layers``: keep the shape's
     widths with fewer layers, to measure a layer's cost cheaply."""
+    # transformers takes seconds to import: only writing a checkpoint waits for it.
     from transformers import LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
     config_classes = {"llama": LlamaConfig, "mistral": MistralConfig,
@@ -181,7 +183,7 @@ def _byte_level_tokenizer(vocab_size=None):
     With a vocab_size, made-up words (" ab", " ac", ...) fill the rest, so that
     every id a random model of that size samples decodes to text: a server
     streams it, and a client times it, as it would a real model's answer."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    # transformers takes seconds to import: only writing a checkpoint waits for it.
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<pad>", "<s>", "</s>"]

@@ -36,6 +36,7 @@ class LLMEngine:
     """
 
     def __init__(self, model: str, engine: str = "static", **options):
+        # transformers takes seconds to import: only an engine with a tokenizer waits for it.
         from transformers import AutoTokenizer
 
         self.config = EngineConfig(engine=engine, **options)

@@ -21,7 +21,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
 from safetensors import safe_open
+from safetensors.torch import save_file
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,7 @@ def packaged_file(spec: PackagedModel) -> Path | None:
 
 def convert(source: Path, out: Path):
     """GGUF -> fp32 safetensors + config.json + tokenizer, through transformers."""
-    import torch
-    from safetensors.torch import save_file
+    # transformers takes seconds to import: only a conversion, done once, waits for it.
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     for module, pip_name in [("gguf", "gguf"), ("accelerate", "accelerate")]:

@@ -2,6 +2,7 @@
 at a module's top or inside a function, points down this order, and none
 runs in a circle."""
 import ast
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -116,3 +117,46 @@ def test_the_engine_imports_no_tool():
                                   "minicb.executors.parallel"])
 def test_an_executor_knows_no_stage(name):
     assert not {t for t in graph()[name] if t.startswith("minicb.stages")}
+
+
+def imports_inside_functions(path: Path):
+    """(line, top-level names imported, has a comment) of each import that stands
+    inside a function. The comment may stand on the import's lines or on the two
+    lines above the run of imports it belongs to."""
+    lines = path.read_text().splitlines()
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Import):
+                names = tuple(a.name.split(".")[0] for a in inner.names)
+            elif isinstance(inner, ast.ImportFrom):
+                names = ("minicb",) if inner.level else (inner.module.split(".")[0],)
+                in_kernels = path.parent.name == "kernels" or (inner.module or "").startswith("kernels")
+                if inner.level and in_kernels:
+                    names = ("minicb.kernels",)
+            else:
+                continue
+            first = inner.lineno
+            while first > 1 and lines[first - 2].strip().startswith(("import ", "from ")):
+                first -= 1
+            said = any("#" in line for line in lines[max(first - 3, 0):inner.end_lineno])
+            found.add((inner.lineno, names, said))
+    return sorted(found)
+
+
+def test_an_import_inside_a_function_defers_a_heavy_dependency_and_says_which():
+    # The standard library and minicb's own modules load at the top: deferring them
+    # saves nothing (minicb imports torch as it starts). Only a heavy third-party
+    # package that some paths never need waits, and a comment says why; the Triton
+    # kernels, which load Triton, are the one minicb module that waits.
+    problems = []
+    for name, path in modules().items():
+        for line, names, said in imports_inside_functions(path):
+            cheap = [n for n in names if n in sys.stdlib_module_names or n == "minicb"]
+            if cheap:
+                problems.append(f"{name}:{line} defers {cheap}: import it at the top")
+            elif not said:
+                problems.append(f"{name}:{line} defers {list(names)} without a comment saying why")
+    assert not problems, "\n".join(problems)

@@ -19,9 +19,11 @@ import io
 import math
 import os
 import pickle
+import socket
 import time
 import weakref
 from datetime import timedelta
+from multiprocessing.connection import wait
 
 import torch
 import torch.distributed as dist
@@ -267,8 +269,6 @@ class ParallelExecutor:
         """Every rank's (ok, answer), taken as they come; a worker's error, or a
         worker that exits, ends the wait at once rather than after the others'
         timeout in a collective."""
-        from multiprocessing.connection import wait
-
         answers, pending = [None] * self.n, set(range(self.n))
         while pending:
             ready = wait([self.pipes[r] for r in pending]
@@ -312,8 +312,6 @@ def stop_workers(pipes, workers):
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-from ..config import default_num_threads
+from ..checkpoint import make_tiny_checkpoint, read_config
+from ..config import EngineConfig, default_num_threads
 from ..kernels.online_softmax import tile_options
 from ..llm import LLMEngine
 from ..metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
@@ -82,8 +83,6 @@ def default_device() -> str:
 
 
 def main(args):
-    from ..checkpoint import make_tiny_checkpoint
-
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
     model = resolve_model(args.model) if args.model else make_tiny_checkpoint("scratch/checkpoints/tiny",
                                                                               arch="llama", seed=0)
@@ -121,9 +120,6 @@ def peer_kv_tokens(model, options) -> int:
     """The KV budget the paged engine gets on a CPU (max_num_seqs x max_model_len
     token slots, unless num_blocks says otherwise), for transformers' continuous
     batching too: sized by itself it takes a share of the machine's free memory."""
-    from ..checkpoint import read_config
-    from ..config import EngineConfig
-
     config = EngineConfig(engine="paged", **options)
     config.settle_max_model_len(read_config(model).max_context)
     return (config.num_blocks or config.max_num_seqs * config.max_model_len // config.block_size) \

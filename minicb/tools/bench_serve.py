@@ -13,9 +13,11 @@ import json
 import math
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .options import WORKLOAD_HELP, Help
 from .workload import PRESETS, preset_workload
@@ -83,7 +85,7 @@ def arrival_gaps(num_requests, request_rate, burstiness, seed) -> list[float]:
 
 async def replay(base_url, model, workload, gaps, max_concurrency=None, progress=None):
     """Send every request at its time (at most ``max_concurrency`` at once)."""
-    import openai
+    import openai             # slow to import: only a client run waits for it
 
     limit = asyncio.Semaphore(max_concurrency or len(workload.prompts))
 
@@ -109,8 +111,6 @@ def measure(base_url, model, workload, request_rate, burstiness=1.0, max_concurr
     """Replay ``workload`` against the server and return ``report``'s numbers.
     The client's event loop runs in a thread of its own, so this works where
     one is already running (a notebook)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     gaps = arrival_gaps(len(workload.prompts), request_rate, burstiness, seed)
 
     def timed():
@@ -185,8 +185,7 @@ def main(argv=None):
 
 
 def run(args) -> dict:
-    import openai
-    from tqdm.auto import tqdm
+    import openai             # slow to import: only a client run waits for it
 
     model = args.model or openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key="none",
                                         max_retries=0).models.list().data[0].id

@@ -14,6 +14,7 @@ import time
 import torch
 
 from ..attention import attention_ops
+from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
 from ..kernels.paged_attention import choose_splits
 from ..kernels.traffic import attention_bytes
@@ -28,7 +29,7 @@ from .workload import preset_workload
 def time_ms(fn, reps=5) -> float:
     """Median milliseconds per call of ``fn``."""
     if torch.cuda.is_available():
-        import triton.testing
+        import triton.testing          # its timer: on a GPU only
 
         return triton.testing.do_bench(fn, return_mode="median")
     fn()                                                    # warm-up
@@ -310,8 +311,6 @@ def decode_split(engine, batch: int, prompt_len: int, decode_steps: int) -> dict
     host time (scheduling, inputs), the model's compute and its collectives
     (rank 0's, with tensor parallelism), and the rest: sending each call to the
     workers and back, and sampling."""
-    from ..executors import ParallelExecutor
-
     params = SamplingParams(max_tokens=decode_steps + 1, ignore_eos=True)
     for i in range(batch):
         engine.add_request([3 + i] * prompt_len, params)

@@ -2,17 +2,23 @@
 import argparse
 import sys
 
+import uvicorn
+
 from ..config import ENGINES
+from ..llm import LLM, LLMEngine
+from ..sampling import SamplingParams
+from .bench import main as bench_main
+from .bench_serve import main as bench_serve_main
+from .demo import main as demo_main
 from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
-from .server import MAX_REQUEST_BYTES
+from .server import MAX_REQUEST_BYTES, chat_prompt, make_app
 from .workload import PRESETS
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:2] == ["bench", "serve"]:             # a client of any server, with its own flags
-        from .bench_serve import main as bench_serve_main
         return bench_serve_main(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -88,10 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_command(args):
     if args.command == "demo":
-        from .demo import main as demo_main
         return demo_main(args)
     if args.command == "bench":
-        from .bench import main as bench_main
         return bench_main(args)
     if args.command == "chat":
         return chat(args)
@@ -115,11 +119,6 @@ def add_sampling_options(parser, max_tokens):
 
 
 def serve(args):
-    import uvicorn
-
-    from ..llm import LLMEngine
-    from .server import make_app
-
     if args.max_queued_requests < 1:
         raise ValueError(f"--max-queued-requests must be >= 1, got {args.max_queued_requests}")
     if args.max_request_bytes < 1:
@@ -131,15 +130,11 @@ def serve(args):
 
 
 def sampling_params(args):
-    from ..sampling import SamplingParams
-
     return SamplingParams(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
                           top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
 
 
 def generate(args):
-    from ..llm import LLM
-
     llm = LLM(args.model, engine=args.engine, **engine_options(args))
     outputs = llm.generate(args.prompt, sampling_params(args), use_tqdm=len(args.prompt) > 1)
     for out in outputs:
@@ -150,8 +145,6 @@ def generate(args):
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
-    from ..llm import LLMEngine
-
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     params = sampling_params(args)
     first = [{"role": "system", "content": args.system}] if args.system else []
@@ -179,8 +172,6 @@ def chat(args):
 def try_answer(engine, messages, params):
     """The answer, streamed, or the ValueError that refused the prompt (e.g. too
     long)."""
-    from .demo import chat_prompt
-
     try:
         return stream_answer(engine, chat_prompt(engine.tokenizer, messages), params)
     except ValueError as error:

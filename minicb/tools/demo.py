@@ -5,12 +5,15 @@ import matplotlib
 
 matplotlib.use("Agg")    # the demo only writes files; it never opens a window
 
+import matplotlib.pyplot as plt  # noqa: E402
+
 from ..llm import LLM  # noqa: E402
 from ..metrics import format_table  # noqa: E402
 from ..sampling import SamplingParams  # noqa: E402
 from ..stages import STAGES  # noqa: E402
 from .figures import full_scale, save_figure  # noqa: E402
 from .plots import plot_schedule  # noqa: E402
+from .server import chat_prompt  # noqa: E402
 
 QUESTIONS = [          # answers of different lengths, as a server's requests have
     "What is the capital of France?",
@@ -28,8 +31,6 @@ QUESTIONS = [          # answers of different lengths, as a server's requests ha
 def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48):
     """Every stage answers the same questions, greedily. Returns {stage: RunMetrics},
     {stage: RequestOutputs} and the path of the figure it wrote."""
-    import matplotlib.pyplot as plt
-
     runs, outputs = {}, {}
     for engine in STAGES:
         # The same KV memory for stages 4 and 5: max_batch_size slots of 256 tokens, or as many
@@ -48,17 +49,6 @@ def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=
                                                      max_tokens=max_tokens, max_batch_size=max_batch_size))
     return runs, outputs, figure
 # ANCHOR_END: demo
-
-
-def chat_prompt(tokenizer, messages) -> list[int] | str:
-    """A conversation (or one question) in the model's own chat template, ready
-    for its answer. A model without a template gets the text as it is."""
-    if isinstance(messages, str):
-        messages = [{"role": "user", "content": messages}]
-    if not getattr(tokenizer, "chat_template", None):
-        return "\n".join(m["content"] for m in messages)
-    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)       # a dict in transformers 5
 
 
 def main(args):

@@ -51,6 +51,7 @@ def machine() -> str:
 
 
 def environment() -> dict:
+    # Their versions only; transformers is slow to import.
     import transformers
     import triton
 

@@ -20,6 +20,7 @@ model and fewer requests (``minicb.tools.scale``), checks every archive, and say
 what it could not do there.
 """
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -34,8 +35,10 @@ from pathlib import Path
 
 import torch
 
-from .figures import project_root
+from .benchmarks import copy_bandwidth, time_ms
+from .figures import REQUIRED_SIDECAR_KEYS, project_root
 from .scale import SIZES, weight_bytes
+from .workload import preset_workload, synthetic_workload
 
 MAX_MINUTES = 9                # a part must end well inside a 10-minute command
 MAX_ARCHIVE_BYTES = 16 * 2**20
@@ -137,6 +140,7 @@ def cuda_only_lines(root: Path) -> dict[str, list[int]]:
 # ---------------------------------------------------------------- the machine
 def machine() -> dict:
     """The GPU (or CPU), the versions, and the two rates the estimates use."""
+    # Their versions only; transformers is slow to import.
     import transformers
     import triton
 
@@ -159,8 +163,6 @@ def nvidia_driver():
 def measured_rates(device) -> dict:
     """Copy bandwidth (bytes read + written per second) and a large matmul's
     FLOP/s, in the dtype the figures run in."""
-    from .benchmarks import copy_bandwidth, time_ms
-
     cuda = device == "cuda"
     n, dtype = (8192, torch.bfloat16) if cuda else (1024, torch.float32)
     if cuda and torch.cuda.get_device_capability() < (8, 0):
@@ -203,8 +205,6 @@ def tokens(workload) -> tuple[int, int]:
 def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     """What one notebook's full-scale run costs by the model: its engine runs
     (from its sizes in minicb.tools.scale) and its engine builds."""
-    from .workload import preset_workload, synthetic_workload
-
     s = SIZES[name]["full"]
     if name == "01_single":
         work = sum(cost.run(shape, n, s["decode_tokens"], 1) for n in s["prompt_lens"]) * s["repeats"]
@@ -295,8 +295,6 @@ def run_tests(part, env, log, rehearsal, folder) -> dict:
     pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", *part.tests]
     if rehearsal:
         return timed([sys.executable, *pytest, "--collect-only"], env, log, "tests")
-    import importlib.util
-
     if importlib.util.find_spec("coverage") is None:
         return timed([sys.executable, *pytest], env, log, "tests")
     data, root = folder / ".coverage", project_root()
@@ -360,8 +358,6 @@ def pack(folder: Path, archive: Path):
 def archive_problems(part: Part, archive: Path) -> list[str]:
     """What a part's archive lacks: results.json, a log, every expected figure
     with a complete sidecar, a step that passed."""
-    from .figures import REQUIRED_SIDECAR_KEYS
-
     if not archive.is_file():
         return [f"{archive.name}: missing"]
     with tarfile.open(archive) as tar:

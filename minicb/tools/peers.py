@@ -42,6 +42,7 @@ class PeerRun(Throughput):
 
 
 def load_hf_model(path, dtype, device):
+    # transformers is slow to import: only a run of the peers waits for it.
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging
 
@@ -93,7 +94,7 @@ def hf_generate(model, workload: Workload, batch_size: int) -> PeerRun:
 
 
 def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
-    from transformers import GenerationConfig
+    from transformers import GenerationConfig      # slow to import: the peers' alone
 
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts],
@@ -113,7 +114,7 @@ def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
 def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
     """transformers' continuous batching: one manager, every request added
     with its own max_new_tokens, results collected as they finish."""
-    from transformers import GenerationConfig
+    from transformers import GenerationConfig      # slow to import: the peers' alone
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0,
                               max_new_tokens=16)

@@ -14,6 +14,7 @@ the event loop that every client shares does no work that grows with a
 prompt's or an answer's length beyond parsing the body.
 """
 import asyncio
+import contextlib
 import copy
 import json
 import queue
@@ -22,13 +23,22 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
 from typing import Annotated
 
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from jinja2 import TemplateError
+from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
+                               generate_latest)
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException
+from tokenizers.decoders import DecodeStream
 
 from ..config import EngineConfig
 from ..executors.parallel import free_port
@@ -177,8 +187,6 @@ class Detokenizer:
     once, so the text sent is exactly what decoding it at once gives."""
 
     def __init__(self, tokenizer):
-        from tokenizers.decoders import DecodeStream
-
         self.tokenizer, self.stream = tokenizer, DecodeStream(skip_special_tokens=True)
         self.sent = 0                     # characters returned so far
 
@@ -202,8 +210,6 @@ class ServerMetrics:
     the engine when scraped, counters and histograms fed as requests finish."""
 
     def __init__(self, engine_loop: EngineLoop):
-        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-
         self.registry = registry = CollectorRegistry()      # one per server, not global
         stage = engine_loop.engine.stage
         Gauge("minicb_requests_waiting", "Requests queued, not yet scheduled",
@@ -254,8 +260,6 @@ class ServerMetrics:
     # ANCHOR_END: metrics
 
     def text(self) -> bytes:
-        from prometheus_client import generate_latest
-
         return generate_latest(self.registry)
 
 
@@ -265,11 +269,6 @@ def make_app(engine, model_name: str, max_queued: int = 256,
     """The FastAPI app: OpenAI's completions, chat completions and models
     endpoints, and a health check, over one EngineLoop. A body over
     max_request_bytes is refused (413) before it is parsed."""
-    from fastapi import FastAPI, Request
-    from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import Response, StreamingResponse
-    from starlette.exceptions import HTTPException
-
     loop_thread = EngineLoop(engine, max_queued)
     metrics = loop_thread.metrics = ServerMetrics(loop_thread)
     encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
@@ -310,8 +309,6 @@ def make_app(engine, model_name: str, max_queued: int = 256,
 
     @app.get("/metrics")
     async def prometheus():
-        from prometheus_client import CONTENT_TYPE_LATEST
-
         return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/v1/models")
@@ -371,6 +368,17 @@ def make_app(engine, model_name: str, max_queued: int = 256,
     return app
 
 
+def chat_prompt(tokenizer, messages) -> list[int] | str:
+    """A conversation (or one question) in the model's own chat template, ready
+    for its answer. A model without a template gets the text as it is."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    if not getattr(tokenizer, "chat_template", None):
+        return "\n".join(m["content"] for m in messages)
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)       # a dict in transformers 5
+
+
 # ANCHOR: prompt_encoder
 class PromptEncoder:
     """A request's prompt or messages as token ids, made once, on a worker thread.
@@ -404,10 +412,6 @@ class PromptEncoder:
         return ids
 
     def chat_ids(self, messages) -> list[int]:
-        from jinja2 import TemplateError
-
-        from .demo import chat_prompt
-
         try:
             prompt = chat_prompt(self.tokenizer, messages)
         except (TemplateError, ValueError) as error:   # e.g. roles it does not know
@@ -430,8 +434,6 @@ class BodyLimit:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        from starlette.exceptions import HTTPException
-
         headers = dict(scope["headers"])
         # uvicorn's HTTP parser has checked that a Content-Length is a number
         declared = int(headers.get(b"content-length", 0))
@@ -469,8 +471,6 @@ class BodyLimit:
 def lifespan(engine_loop: EngineLoop):
     """The engine loop runs while the server does: started before the first
     request, stopped (after its current step) when uvicorn shuts down."""
-    import contextlib
-
     @contextlib.asynccontextmanager
     async def running(app):
         engine_loop.start()
@@ -480,8 +480,6 @@ def lifespan(engine_loop: EngineLoop):
 
 
 def openai_error(message, param, status=400, kind="invalid_request_error"):
-    from fastapi.responses import JSONResponse
-
     return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": None}},
                         status_code=status)
 
@@ -734,8 +732,6 @@ class ServerThread:
 
     def __init__(self, engine, model_name: str, max_queued: int = 256,
                  max_request_bytes: int = MAX_REQUEST_BYTES):
-        import uvicorn
-
         self.port = free_port()
         self.app = make_app(engine, model_name, max_queued, max_request_bytes)
         self.engine_loop = self.app.state.engine_loop
@@ -782,8 +778,6 @@ class ServerProcess:
         self.log = tempfile.TemporaryFile()         # its output, shown if it fails to start
 
     def __enter__(self):
-        import urllib.request
-
         self.process = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while True:
