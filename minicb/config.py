@@ -10,6 +10,7 @@ import torch
 ENGINES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
+EXECUTORS = ("model", "simulated")
 
 
 # ANCHOR: engine_config
@@ -93,10 +94,20 @@ class EngineConfig:
     many small operations at whose end all threads wait for each other; when
     another process holds a core, that wait can make a step several times slower
     (chapter 7 measures it). Ignored on CUDA."""
+    executor: str = "model"
+    """"model" runs the model. "simulated" runs none: the model is a shape of
+    minicb.costmodel, each step takes what the cost model predicts on
+    ``hardware``, on a virtual clock, and KV memory is counted, not held."""
+    hardware: str = "h100-sxm"
+    """The simulated GPU: a key of minicb.costmodel.HARDWARE."""
 
     def __post_init__(self):
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; choose one of {ENGINES}")
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {self.executor!r}; choose one of {EXECUTORS}")
+        if self.executor == "simulated" and self.device is None:
+            self.device = "cpu"              # the step's bookkeeping; no model runs
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         elif str(self.device).startswith("cuda") and not torch.cuda.is_available():

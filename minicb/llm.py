@@ -3,7 +3,6 @@ time and each ``step()`` advances them. ``LLM`` is offline: ``generate`` hands
 over a list of prompts and returns when all are done. Both run any stage,
 chosen by name."""
 import operator
-import time
 
 import torch
 from tqdm.auto import tqdm
@@ -40,12 +39,19 @@ class LLMEngine:
         from transformers import AutoTokenizer
 
         self.config = EngineConfig(engine=engine, **options)
-        model = resolve_model(model)
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
-        self.config.settle_max_model_len(read_config(model).max_context)
-        self.executor = make_executor(model, self.config)    # loads the model
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        if self.config.executor == "simulated":     # a shape: no weights, no tokenizer
+            self.executor = make_executor(model, self.config)
+            self.config.settle_max_model_len(self.executor.config.max_position_embeddings)
+            self.tokenizer = None
+        else:
+            model = resolve_model(model)
+            self.config.settle_max_model_len(read_config(model).max_context)
+            self.executor = make_executor(model, self.config)    # loads the model
+            self.tokenizer = AutoTokenizer.from_pretrained(model)
+        # Every timestamp: the wall clock, or the simulated GPU's virtual one.
+        self.clock = self.executor.clock
         self.stage = engine_class(self.config)(self.executor, self.config)
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
@@ -55,7 +61,7 @@ class LLMEngine:
     def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
                     request_id=None) -> str:
         """Queue one request; returns its id. Bad input raises ValueError and
-        changes nothing. arrival_time defaults to now (time.perf_counter())."""
+        changes nothing. arrival_time defaults to now (the engine's clock)."""
         request = self.make_request(prompt, params, arrival_time, request_id)
         self.requests[request.request_id] = request
         self.stage.add_request(request)
@@ -98,7 +104,7 @@ class LLMEngine:
                 outputs = self.step()
                 yield from (o for o in outputs if o.request_id == request_id)
                 if not outputs:
-                    time.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
+                    self.clock.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
         finally:
             if not request.finished:   # left early: its id is still this request's
                 self.abort(request_id)
@@ -140,6 +146,9 @@ class LLMEngine:
         1-D numpy array or tensor. Its length is checked before its ids."""
         if isinstance(prompt, str):
             check_text(prompt, f"{label}: prompt")
+            if self.tokenizer is None:
+                raise ValueError(f"{label}: a simulated model has no tokenizer; give its "
+                                 "prompt as token ids")
             ids = self.tokenizer.encode(prompt)
         elif is_sequence(prompt) and getattr(prompt, "ndim", 1) == 1:
             ids = prompt
@@ -175,15 +184,15 @@ class LLMEngine:
                              f"[0, {self.executor.config.vocab_size})")
         return token
 
-    @staticmethod
-    def checked_arrival_time(label, arrival_time) -> float:
-        """A time on time.perf_counter()'s clock, not in the future: a request
-        that arrives later would hold a dynamic batch's window open until then."""
-        now = time.perf_counter()
+    def checked_arrival_time(self, label, arrival_time) -> float:
+        """A time on the engine's clock (time.perf_counter(), or a simulated
+        GPU's), not in the future: a request that arrives later would hold a
+        dynamic batch's window open until then."""
+        now = self.clock()
         if arrival_time is None:
             return now
         if not is_real(arrival_time) or arrival_time > now:
-            raise ValueError(f"{label}: arrival_time must be a time.perf_counter() reading "
+            raise ValueError(f"{label}: arrival_time must be a reading of the engine's clock "
                              f"no later than now ({now:.3f}), got {short(arrival_time)}")
         return float(arrival_time)
     # ANCHOR_END: validation
@@ -230,11 +239,12 @@ class LLM:
         params = params_per_prompt(prompts, sampling_params)
         requests = [self.llm_engine.make_request(p, sp, label=f"request {i}")
                     for i, (p, sp) in enumerate(zip(prompts, params))]
-        started = time.perf_counter()
+        clock = self.llm_engine.clock
+        started = clock()
         with (tqdm(total=len(requests), desc=self.config.engine, disable=not use_tqdm) as bar,
               self.stage.measuring(bar) as steps):
             self.run_to_completion(requests)
-        self.last_run = RunMetrics.from_run(requests, steps, time.perf_counter() - started)
+        self.last_run = RunMetrics.from_run(requests, steps, clock() - started)
         return [self.to_output(r) for r in requests]
 
     def run_to_completion(self, requests):
@@ -243,7 +253,8 @@ class LLM:
         try:
             while self.stage.has_unfinished_requests():
                 if not self.stage.step():
-                    time.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
+                    # nothing ready (e.g. a batch window still open)
+                    self.llm_engine.clock.sleep(1e-3)
         except BaseException:
             for request in requests:   # leave nothing queued or holding KV behind
                 self.stage.abort(request.request_id)
@@ -251,9 +262,10 @@ class LLM:
 # ANCHOR_END: llm
 
     def to_output(self, r: Request) -> RequestOutput:
+        text = "" if self.tokenizer is None else \
+            self.tokenizer.decode(r.output_token_ids, skip_special_tokens=True)   # simulated: none
         return RequestOutput(r.request_id, r.prompt, r.prompt_token_ids, r.output_token_ids,
-                             self.tokenizer.decode(r.output_token_ids, skip_special_tokens=True),
-                             r.finish_reason, r.metrics, r.error)
+                             text, r.finish_reason, r.metrics, r.error)
 
 
 def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:

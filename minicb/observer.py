@@ -40,23 +40,24 @@ class StepOutcome:
 class DeviceTimer:
     """How long the work launched inside ``with`` takes on the device: CUDA
     events on a GPU (read ``seconds`` once the step has synced, e.g. after
-    sampling), wall time on a CPU, where the work runs as it is launched."""
+    sampling), the engine's clock on a CPU, where the work runs as it is
+    launched (or, simulated, where the clock moves by what it would take)."""
 
-    def __init__(self, device):
-        self.cuda = str(device).startswith("cuda")
+    def __init__(self, device, clock=time.perf_counter):
+        self.cuda, self.clock = str(device).startswith("cuda"), clock
 
     def __enter__(self):
         if self.cuda:
             self.begin, self.end = (torch.cuda.Event(enable_timing=True),
                                     torch.cuda.Event(enable_timing=True))
             self.begin.record()
-        self.started = time.perf_counter()
+        self.started = self.clock()
         return self
 
     def __exit__(self, *exc):
         if self.cuda:
             self.end.record()
-        self.elapsed = time.perf_counter() - self.started
+        self.elapsed = self.clock() - self.started
 
     @property
     def seconds(self) -> float:
@@ -76,8 +77,8 @@ class StepLog:
     """The engine's step log: a StepRecord per forward pass, from the stage's
     StepOutcome and the log's own times."""
 
-    def __init__(self, device):
-        self.device = device
+    def __init__(self, device, clock=time.perf_counter):
+        self.device, self.clock = device, clock
         self.records = deque(maxlen=RECENT_STEPS)
         # Launched, not yet reported, oldest first. A stage reports its forward
         # passes in the order it launched them: at once, or (async scheduling)
@@ -89,7 +90,7 @@ class StepLog:
     def stepping(self):
         """Around each step(). A step that raises undid the forward pass it
         launched: that one is never reported."""
-        self.step_started, pending = time.perf_counter(), len(self.launches)
+        self.step_started, pending = self.clock(), len(self.launches)
         try:
             yield
         except BaseException:
@@ -115,7 +116,7 @@ class StepLog:
         self.records.append(StepRecord(
             outcome.kind, outcome.rows, outcome.num_tokens, reserved,
             sum(cached for _, cached, _ in held), kv_held=held, started=started,
-            duration=time.perf_counter() - started,
+            duration=self.clock() - started,
             host_time=launch.forward.started - started,
             forward_time=launch.forward.seconds))
 # ANCHOR_END: step_log
@@ -140,7 +141,7 @@ class TimedExecutor:
         self.executor, self.log = executor, log
 
     def execute(self, *inputs):
-        with DeviceTimer(self.log.device) as forward:
+        with DeviceTimer(self.log.device, self.log.clock) as forward:
             logits = self.executor.execute(*inputs)
         self.log.launched(forward)
         return logits

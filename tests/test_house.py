@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [
     ["minicb.kernels"],
     ["minicb.sampling", "minicb.request", "minicb.model", "minicb.config", "minicb.metrics",
-     "minicb.observer", "minicb.attention", "minicb.checkpoint", "minicb.pretrained"],
+     "minicb.observer", "minicb.attention", "minicb.checkpoint", "minicb.costmodel",
+     "minicb.pretrained"],
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",
@@ -114,7 +115,7 @@ def test_the_engine_imports_no_tool():
 
 
 @pytest.mark.parametrize("name", ["minicb.executors.plain", "minicb.executors.cuda_graphs",
-                                  "minicb.executors.parallel"])
+                                  "minicb.executors.parallel", "minicb.executors.simulated"])
 def test_an_executor_knows_no_stage(name):
     assert not {t for t in graph()[name] if t.startswith("minicb.stages")}
 

@@ -127,7 +127,7 @@ def test_sampling_params_changed_after_add_request_do_not_reach_a_step(engine, g
 def test_a_bad_arrival_time_is_named(engine, greedy_tokens, arrival_time):
     if arrival_time is None:
         arrival_time = time.perf_counter() + 3600              # an hour from now
-    with pytest.raises(ValueError, match="arrival_time must be a time.perf_counter"):
+    with pytest.raises(ValueError, match="arrival_time must be a reading of the engine.s clock"):
         engine.add_request([5, 6, 7], GREEDY, arrival_time=arrival_time)
     assert_nothing_held(engine)
     rid = engine.add_request([5, 6, 7], GREEDY, arrival_time=time.perf_counter() - 0.01)

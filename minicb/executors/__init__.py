@@ -9,17 +9,27 @@ stage knows which executor it has:
 - ``GraphExecutor`` (``cuda_graphs.py``) replays decode steps from CUDA
   graphs (chapter 7);
 - ``ParallelExecutor`` (``parallel.py``) splits the model across worker
-  processes (chapter 9).
+  processes (chapter 9);
+- ``SimulatedExecutor`` (``simulated.py``) runs no model: a cost model says
+  what each step would take on a GPU, on a virtual clock.
 """
 from ..checkpoint import load_model, read_config
 from .cuda_graphs import GraphExecutor
 from .parallel import ParallelExecutor
 from .plain import Executor
+from .simulated import SimulatedExecutor
 
 
 # ANCHOR: make_executor
-def make_executor(path: str, config) -> Executor | ParallelExecutor:
-    """The executor config asks for, with the checkpoint at path loaded into it."""
+def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedExecutor:
+    """The executor config asks for, with the checkpoint at path loaded into it
+    (simulated: ``path`` names a shape of minicb.costmodel)."""
+    if config.executor == "simulated":
+        executor = SimulatedExecutor(path, config.hardware)
+        if config.kv_cache_memory_bytes is None:     # what the real GPU would leave
+            config.kv_cache_memory_bytes = executor.kv_memory(
+                config.gpu_memory_utilization)
+        return executor
     if config.tensor_parallel_size > 1:
         return ParallelExecutor(path, config, read_config(path))
     model = load_model(path, config.dtype, config.device)

@@ -32,6 +32,7 @@ from torch import nn
 
 from ..checkpoint import load_model, resolve_dtype
 from ..model import Rotary
+from .plain import WallClock
 
 
 def check_divisible(cfg, n: int):
@@ -193,6 +194,7 @@ class RemoteKV:
 class ParallelExecutor:
     """A stage's executor when the model runs in ``n`` workers. Each call goes
     to every worker, which runs it on its share; rank 0 answers."""
+    clock = WallClock()
 
     def __init__(self, path: str, config, model_config):
         check_divisible(model_config, config.tensor_parallel_size)

@@ -1,10 +1,19 @@
 """The plain executor: the model, called in this process."""
+import time
+
+
+class WallClock:
+    """The engine's clock when a model runs: time.perf_counter, and sleeping on it."""
+    __call__ = staticmethod(time.perf_counter)
+    sleep = staticmethod(time.sleep)
 
 
 # ANCHOR: executor
 class Executor:
     """Runs the model for a stage. ``config`` is the model's shape and ``dtype``
-    its weights' type: a stage sizes its KV cache from them."""
+    its weights' type: a stage sizes its KV cache from them. ``clock`` gives
+    every timestamp the engine records: here the wall clock."""
+    clock = WallClock()
 
     def __init__(self, model):
         self.model = model

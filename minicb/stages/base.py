@@ -12,7 +12,6 @@ Stages 1-3 also share how they run: ``RunToCompletionEngine`` runs a batch
 to its end. Stages 4-5 share theirs, scheduling before every step, in
 ``iteration.py``.
 """
-import time
 from collections import deque
 from contextlib import contextmanager
 
@@ -28,7 +27,9 @@ from ..sampling import GREEDY_BELOW, SamplingParams
 
 class Engine:
     def __init__(self, executor: Executor, config: EngineConfig):
-        self.log = StepLog(config.device)
+        # Every timestamp: the wall clock, or a simulated GPU's virtual one.
+        self.clock = executor.clock
+        self.log = StepLog(config.device, self.clock)
         # Runs the model (minicb.executors), each forward pass timed for the log.
         self.executor = TimedExecutor(executor, self.log)
         self.config = config
@@ -59,7 +60,7 @@ class Engine:
             return
         if request in self.waiting:
             self.waiting.remove(request)
-        request.abort(time.perf_counter())
+        request.abort(self.clock())
         self.release(request)
     # ANCHOR_END: online_api
 
@@ -84,7 +85,7 @@ class Engine:
         """Append each request's new token and return the requests; a request
         the token ends leaves ``unfinished``. A request whose sampling raised
         gets the exception instead, and fails alone."""
-        now = time.perf_counter()
+        now = self.clock()
         for request, token in zip(requests, tokens):
             if isinstance(token, Exception):
                 request.fail(token, now)

@@ -10,7 +10,6 @@ completion exactly as in stage 2; only the closing rule is new.
 fills bigger batches (more tokens per forward pass) and makes the first
 requests of each batch wait longer for their first token.
 """
-import time
 
 from .static import StaticEngine
 
@@ -24,6 +23,6 @@ class DynamicEngine(StaticEngine):
             return []
         full = len(self.waiting) >= self.config.max_batch_size
         oldest = min(r.metrics.arrival_time for r in self.waiting)
-        timed_out = (time.perf_counter() - oldest) * 1e3 >= self.config.max_wait_ms
+        timed_out = (self.clock() - oldest) * 1e3 >= self.config.max_wait_ms
         return super().next_batch() if full or timed_out else []
 # ANCHOR_END: engine

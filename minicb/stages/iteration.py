@@ -18,7 +18,6 @@ bookkeeping: no model, no tensors, so tests drive it directly.
 tokens into one ragged batch, run the model once, sample, hand out the
 tokens. A stage says only where K/V live.
 """
-import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -188,7 +187,7 @@ class IterationEngine(Engine):
     def launch(self, batch):
         """Build the step's inputs and run the forward pass. Returns the step and
         the logits of the requests that sample in it."""
-        now = time.perf_counter()
+        now = self.clock()
         for request in batch.requests:
             if request.metrics.first_scheduled_time is None:
                 request.metrics.first_scheduled_time = now

@@ -6,8 +6,6 @@ the newest token alone: it reads every weight of the model and the whole KV
 cache to produce a single token. That is why decode is memory-bound, and why
 every later stage is about putting more requests into that one pass.
 """
-import time
-
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
@@ -47,7 +45,7 @@ class SingleEngine(RunToCompletionEngine):
 
     def run_batch(self, batch):
         [request] = batch
-        request.metrics.first_scheduled_time = time.perf_counter()
+        request.metrics.first_scheduled_time = self.clock()
         capacity = len(request.prompt_token_ids) + request.params.max_tokens
         cache = ContiguousKVCache(self, capacity)
         # Its output too, if it runs again after an error;

@@ -10,7 +10,6 @@ The price: a row whose request has finished keeps being computed until the
 batch's longest request is done (the "white squares"), and requests that
 arrive meanwhile wait for the whole batch (head-of-line blocking).
 """
-import time
 from collections import deque
 
 import torch
@@ -66,7 +65,7 @@ class StaticEngine(RunToCompletionEngine):
     def run_batch(self, batch):
         """A generator: one forward pass per next(), yielding the requests it
         advanced."""
-        now = time.perf_counter()
+        now = self.clock()
         for request in batch:
             request.metrics.first_scheduled_time = now
         # Each row's tokens so far: its prompt, and the output it had if this batch runs

@@ -84,14 +84,15 @@ def default_device() -> str:
 
 def main(args):
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
-    model = resolve_model(args.model) if args.model else make_tiny_checkpoint("scratch/checkpoints/tiny",
-                                                                              arch="llama", seed=0)
+    model = bench_model(args)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)
     options = dict(engine_options(args), num_threads=args.threads)
     # Only stage 5 can run the host a step ahead; the other stages run as they are.
     per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}
-    print(f"workload: {workload.description}\nmachine: {machine()}")
+    where = (f"simulated (predicted by minicb.costmodel, not measured): {args.hardware}, {model}"
+             if args.executor == "simulated" else f"machine: {machine()}")
+    print(f"workload: {workload.description}\n{where}")
     rounds = []
     for round_number in range(args.repeat):            # engines and peers take turns, round after round
         runs = run_bench(model, args.engine.split(","), workload, per_engine, **options)
@@ -114,6 +115,17 @@ def main(args):
                       rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"results: {args.out}")
+
+
+def bench_model(args) -> str:
+    """The checkpoint (or, simulated, the shape) the run uses."""
+    if args.executor == "simulated":
+        if args.peers:
+            raise ValueError("--peers runs transformers on real weights; it cannot be simulated")
+        return args.model or "llama-3.1-8b"
+    if args.model:
+        return resolve_model(args.model)
+    return make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0)
 
 
 def peer_kv_tokens(model, options) -> int:

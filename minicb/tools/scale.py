@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from ..checkpoint import SHAPES
+from ..costmodel import MODEL_SHAPES
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
 # so that batching still has something to do and every figure's claim is checked.
@@ -164,12 +165,7 @@ def rehearsed(key, value):
 
 def weight_bytes(shape: str, bytes_per_value: int = 2) -> int:
     """A real shape's weights in bytes (bf16 by default)."""
-    s = SHAPES[shape]
-    d, hd, ffn, vocab = s["hidden_size"], s["head_dim"], s["intermediate_size"], s["vocab_size"]
-    attention = d * hd * (2 * s["num_attention_heads"] + 2 * s["num_key_value_heads"])
-    layer = attention + 3 * d * ffn + 2 * d
-    embeddings = vocab * d * (1 if s["tie_word_embeddings"] else 2)
-    return bytes_per_value * (embeddings + s["num_hidden_layers"] * layer + d)
+    return MODEL_SHAPES[shape].params * bytes_per_value
 
 
 def run_scale() -> Scale:

@@ -1,0 +1,95 @@
+"""An executor with no model: each forward pass moves a virtual clock by what the cost model says it takes.
+
+Which requests run, how many tokens each computes, which blocks they hold and
+when one is preempted need none of the model's arithmetic: only what each
+step costs and how long each answer is. So the engine's own stages (their
+batching, the scheduler, the block manager, the metrics and the step log)
+run unchanged on this executor, at a real model's scale on a simulated GPU,
+in seconds on a laptop. Every time they record is read from this executor's
+clock: a prediction (``minicb.costmodel``), never a measurement.
+
+It allocates no weights and no K/V: a shape's KV memory is counted by the
+stage, never held. Its logits make token 0 the choice of every row; the
+model has no end-of-sequence token, so each answer is as long as its
+``max_tokens`` says.
+"""
+import torch
+
+from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget, step_seconds
+from ..model import ModelConfig
+
+
+# ANCHOR: virtual_clock
+class VirtualClock:
+    """Seconds on the simulated GPU's timeline: it starts at 0 and moves only
+    when a forward pass runs (by its predicted time) or the engine's driver
+    sleeps (waiting for an arrival)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float):
+        self.now += seconds
+# ANCHOR_END: virtual_clock
+
+
+# ANCHOR: simulated_executor
+class SimulatedExecutor:
+    """Runs a model shape on a simulated GPU (``minicb.costmodel.HARDWARE``), in bf16."""
+    dtype = torch.bfloat16
+
+    def __init__(self, shape: str, hardware: str):
+        if shape not in MODEL_SHAPES:
+            raise ValueError(f"model {shape!r}: the simulated executor knows the shapes "
+                             f"{sorted(MODEL_SHAPES)}")
+        if hardware not in HARDWARE:
+            raise ValueError(f"hardware {hardware!r}: choose one of {sorted(HARDWARE)}")
+        self.shape, self.hardware = MODEL_SHAPES[shape], HARDWARE[hardware]
+        self.config = model_config(self.shape)
+        self.clock = VirtualClock()
+
+    def execute(self, input_ids, positions, attn, sample_rows):
+        sample_rows = torch.as_tensor(sample_rows).tolist()
+        sequences = split_sequences(positions.tolist(), sample_rows)
+        self.clock.sleep(step_seconds(self.hardware, self.shape, self.dtype.itemsize,
+                                        sequences, len(sample_rows)))
+        return torch.zeros(len(sample_rows), 1)       # token 0, for every row
+
+    def new_kv_cache(self, *leading):
+        """Counted by the stage, never held: a stand-in with no memory."""
+        return torch.empty(0), torch.empty(0)
+
+    def kv_memory(self, utilization: float) -> int:
+        """Bytes the real GPU would leave the KV cache: its memory less the weights."""
+        return int(kv_budget(self.hardware, self.shape, self.dtype.itemsize, utilization))
+
+    def close(self):
+        """Nothing runs anywhere."""
+# ANCHOR_END: simulated_executor
+
+
+def split_sequences(positions: list[int], sample_rows: list[int]) -> list[tuple[int, int]]:
+    """(new tokens, context after them) of each sequence in a step's packed
+    tokens. A sequence's positions count up by one; a new one starts where they
+    do not, or after a row that samples (a sequence's last token)."""
+    sequences, ends, start = [], set(sample_rows), 0
+    for i in range(1, len(positions) + 1):
+        if i == len(positions) or positions[i] != positions[i - 1] + 1 or i - 1 in ends:
+            sequences.append((i - start, positions[i - 1] + 1))
+            start = i
+    return sequences
+
+
+def model_config(shape) -> ModelConfig:
+    """What a stage reads of a model (its KV bytes per token, vocabulary and
+    context) for a shape with no weights."""
+    return ModelConfig(
+        model_type="llama", vocab_size=shape.vocab, hidden_size=shape.hidden,
+        intermediate_size=shape.intermediate, num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads, num_key_value_heads=shape.kv_heads,
+        head_dim=shape.head_dim, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+        qkv_bias=False, o_bias=False, qk_norm=False, tie_word_embeddings=shape.tied_embeddings,
+        max_position_embeddings=shape.max_context, eos_token_ids=())

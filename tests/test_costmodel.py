@@ -1,0 +1,52 @@
+"""The cost model: a roofline whose numbers a reader can check by hand."""
+import pytest
+
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, Hardware, kv_budget, step_seconds
+
+# A round machine, to check the arithmetic: 1 TB/s and 100 TFLOP/s, all of it achieved.
+ROUND = Hardware("round", 80e9, 1e12, 100e12, "a test's", bandwidth_fraction=1.0,
+                 flops_fraction=1.0, step_overhead=1e-3)
+
+
+def test_the_shapes_count_their_parameters_as_published():
+    assert MODEL_SHAPES["llama-3.1-8b"].params == pytest.approx(8.03e9, rel=0.01)
+    assert MODEL_SHAPES["llama-3.2-1b"].params == pytest.approx(1.24e9, rel=0.01)
+    assert OPT_13B.params == pytest.approx(12.85e9, rel=0.01)
+    # OPT-13B keeps a K and a V of 40 heads x 128 in each of 40 layers: 800 KiB a token in fp16.
+    assert OPT_13B.kv_bytes_per_token(2) == 2 * 40 * 40 * 128 * 2 == 819200
+
+
+def test_a_decode_step_is_its_weights_read_once():
+    shape = MODEL_SHAPES["llama-3.1-8b"]
+    weights = 2 * shape.params / 1e12
+    one = step_seconds(ROUND, shape, 2, [(1, 1)], sampled=1)
+    assert one == pytest.approx(weights + 1e-3, rel=1e-3)
+    # 64 sequences of 1,024 tokens add their K/V, not 64 times the weights
+    kv = 64 * 1024 * shape.kv_bytes_per_token(2) / 1e12
+    assert step_seconds(ROUND, shape, 2, [(1, 1024)] * 64, sampled=64) == \
+        pytest.approx(weights + kv + 1e-3, rel=1e-3)
+
+
+def test_a_long_prefill_is_its_arithmetic():
+    shape, n = MODEL_SHAPES["llama-3.1-8b"], 8192
+    linear = 2 * shape.layers * shape.layer_params * n + 2 * shape.vocab * shape.hidden
+    attention = 4 * shape.layers * shape.heads * shape.head_dim * n * (n + 1) // 2
+    assert step_seconds(ROUND, shape, 2, [(n, n)], sampled=1) == \
+        pytest.approx((linear + attention) / 100e12 + 1e-3, rel=1e-9)
+    # twice the tokens, more than twice the time: attention is quadratic
+    assert step_seconds(ROUND, shape, 2, [(2 * n, 2 * n)], 1) > \
+        2 * step_seconds(ROUND, shape, 2, [(n, n)], 1)
+
+
+def test_batching_decodes_is_nearly_free_on_every_gpu():
+    shape = MODEL_SHAPES["llama-3.1-8b"]
+    for hw in HARDWARE.values():
+        alone = step_seconds(hw, shape, 2, [(1, 512)], 1)
+        together = step_seconds(hw, shape, 2, [(1, 512)] * 32, 32)
+        assert alone < together < 1.5 * alone, hw.name
+
+
+def test_opt_13b_leaves_an_a100_40gb_about_12_000_tokens_of_kv():
+    # The vLLM paper's setting: 26 GB of weights in fp16 on a 40 GB GPU.
+    tokens = kv_budget(HARDWARE["a100-40gb"], OPT_13B, 2) / OPT_13B.kv_bytes_per_token(2)
+    assert 11_000 < tokens < 14_000
