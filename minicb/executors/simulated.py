@@ -38,13 +38,13 @@ class VirtualClock:
 
 # ANCHOR: simulated_executor
 class SimulatedExecutor:
-    """Runs a model shape on a simulated GPU (``minicb.costmodel.HARDWARE``), in bf16."""
+    """Runs a model shape on a simulated GPU (minicb.costmodel.HARDWARE), in bf16."""
     dtype = torch.bfloat16
 
     def __init__(self, shape: str, hardware: str):
         if shape not in MODEL_SHAPES:
-            raise ValueError(f"model {shape!r}: the simulated executor knows the shapes "
-                             f"{sorted(MODEL_SHAPES)}")
+            raise ValueError(f"model {shape!r}: the simulated executor knows "
+                             f"the shapes {sorted(MODEL_SHAPES)}")
         if hardware not in HARDWARE:
             raise ValueError(f"hardware {hardware!r}: choose one of {sorted(HARDWARE)}")
         self.shape, self.hardware = MODEL_SHAPES[shape], HARDWARE[hardware]
@@ -64,7 +64,8 @@ class SimulatedExecutor:
 
     def kv_memory(self, utilization: float) -> int:
         """Bytes the real GPU would leave the KV cache: its memory less the weights."""
-        return int(kv_budget(self.hardware, self.shape, self.dtype.itemsize, utilization))
+        budget = kv_budget(self.hardware, self.shape, self.dtype.itemsize, utilization)
+        return int(budget)
 
     def close(self):
         """Nothing runs anywhere."""

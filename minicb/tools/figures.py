@@ -6,7 +6,12 @@ CPU-scale run or a rehearsal (``minicb.tools.scale``) writes the git-ignored
 ``scratch/figures/`` instead, so a laptop run never overwrites the measured
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
 CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
+A simulated figure (``save_simulated_figure``: the cost model's predictions,
+on a GPU no one ran) never goes among them: ``make figures-simulated``
+writes those into ``figures/simulated/``, marked as predictions on the
+figure and in the sidecar.
 """
+import dataclasses
 import datetime
 import json
 import os
@@ -16,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from ..costmodel import HARDWARE, MODEL_SHAPES
 from .scale import RUNNING, run_scale
 
 
@@ -79,6 +85,39 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
+
+
+def save_simulated_figure(fig, name: str, hardware: str, model: str, meta: dict) -> Path:
+    """Write a figure of predictions, ``name``.png and ``name``.json, stamped
+    "simulated" with the cost model's GPU and model shape; the sidecar says
+    ``"simulated": true`` and carries both profiles, assumptions included."""
+    out = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures/simulated")
+    out.mkdir(parents=True, exist_ok=True)
+    gpu = HARDWARE[hardware]
+    line = (f"simulated, not measured: minicb.costmodel, {gpu.name}, {model} | "
+            f"{datetime.date.today().isoformat()}")
+    drawn = fig.get_tightbbox()
+    fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, line,
+             fontsize=7, color="0.35", ha="left", va="top")
+    png = out / f"{name}.png"
+    fig.savefig(png, dpi=120, bbox_inches="tight")
+    sidecar = dict(figure=png.name, simulated=True, hardware=dataclasses.asdict(gpu),
+                   model=dataclasses.asdict(MODEL_SHAPES[model]),
+                   date=datetime.date.today().isoformat(), **meta)
+    (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
+    return png
+
+
+def simulated_sidecar_problems(folder) -> list[str]:
+    """What is wrong with the simulated figures in ``folder``: a PNG without a
+    sidecar saying ``"simulated": true`` and naming its GPU and model."""
+    problems = []
+    for png in sorted(Path(folder).glob("*.png")):
+        sidecar = png.with_suffix(".json")
+        meta = json.loads(sidecar.read_text()) if sidecar.is_file() else {}
+        if meta.get("simulated") is not True or not {"hardware", "model"} <= set(meta):
+            problems.append(f"{png.name}: no sidecar marking it simulated, with its GPU and model")
+    return problems
 
 
 SCALE_NAMES = {"full": "full scale", "cpu": "CPU scale", "rehearsal": "rehearsal (CPU, tiny model)"}
