@@ -163,6 +163,22 @@ def test_a_request_whose_sampling_fails_fails_alone(llama, monkeypatch, name):
     assert drain(engine)[again].output_token_ids == finished[good].output_token_ids
 
 
+def drain_through_errors(engine) -> tuple[dict, int]:
+    """Step until idle, counting the steps that raised; the last StepOutput of
+    each finished request, by id, and that count."""
+    finished, raised = {}, 0
+    for _ in range(MAX_STEPS):
+        if not engine.has_unfinished_requests():
+            break
+        try:
+            outputs = engine.step()
+        except RuntimeError:
+            raised += 1
+            continue
+        finished.update((o.request_id, o) for o in outputs if o.finished)
+    return finished, raised
+
+
 @pytest.mark.parametrize("name", ENGINES)
 def test_a_step_that_raises_leaves_every_request_to_run_again(llama, monkeypatch, name):
     engine = LLMEngine(llama, **ENGINES[name])
@@ -178,16 +194,7 @@ def test_a_step_that_raises_leaves_every_request_to_run_again(llama, monkeypatch
         return compute_logits(model, hidden)
 
     monkeypatch.setattr(type(engine.executor.model), "compute_logits", logits_that_fail_once)
-    finished, raised = {}, 0
-    for _ in range(MAX_STEPS):
-        if not engine.has_unfinished_requests():
-            break
-        try:
-            outputs = engine.step()
-        except RuntimeError:
-            raised += 1
-            continue
-        finished.update((o.request_id, o) for o in outputs if o.finished)
+    finished, raised = drain_through_errors(engine)
     assert raised == 1
     assert [finished[rid].output_token_ids for rid in ids] == greedy_tokens(llama, prompts)
     assert_nothing_held(engine)
@@ -208,16 +215,7 @@ def test_a_step_that_raises_after_its_forward_pass_is_never_logged(llama, monkey
         return sample(sampler, *args)
 
     monkeypatch.setattr(Sampler, "__call__", sampling_that_fails_once)
-    finished, raised = {}, 0
-    for _ in range(MAX_STEPS):
-        if not engine.has_unfinished_requests():
-            break
-        try:
-            outputs = engine.step()
-        except RuntimeError:
-            raised += 1
-            continue
-        finished.update((o.request_id, o) for o in outputs if o.finished)
+    finished, raised = drain_through_errors(engine)
     log = engine.stage.log
     # One record per forward pass whose tokens came out, none for the one undone.
     assert raised == 1 and not log.launches and len(log.records) == calls[0] - 1
