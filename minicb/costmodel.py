@@ -95,6 +95,7 @@ class Hardware:
     bandwidth_fraction: float = 0.8
     flops_fraction: float = 0.6
     step_overhead: float = 2e-3    # seconds
+    dtype: str = "bfloat16"        # what the model runs in there
 
 
 HARDWARE = {

@@ -3,7 +3,10 @@
 Steps do not depend on the cost model: for the same lengths, every stage takes
 the same steps with the same batches and the same KV accounting whether the
 model runs or not. Only the times differ, and those are the cost model's."""
+import dataclasses
+
 import pytest
+import torch
 
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, kv_budget, step_seconds
@@ -91,3 +94,16 @@ def test_bad_simulation_settings_are_refused_by_name():
     llm = LLM("llama-3.1-8b", executor="simulated")
     with pytest.raises(ValueError, match="give its prompt as token ids"):
         llm.generate("Hello")
+
+
+def test_a_profile_names_the_dtype_its_model_runs_in(monkeypatch):
+    fp32 = dataclasses.replace(HARDWARE["a100-40gb"], name="A100 in fp32", dtype="float32")
+    monkeypatch.setitem(HARDWARE, "a100-fp32", fp32)
+    engines = {gpu: LLMEngine("llama-3.1-8b", engine="paged", executor="simulated", hardware=gpu)
+               for gpu in ("a100-40gb", "a100-fp32")}
+    assert engines["a100-fp32"].executor.dtype == torch.float32
+    # Four bytes a value: twice the weights, twice the K/V a token, far fewer blocks.
+    shape = MODEL_SHAPES["llama-3.1-8b"]
+    assert engines["a100-fp32"].stage.num_blocks == \
+        int(kv_budget(fp32, shape, 4, 0.9) // (16 * shape.kv_bytes_per_token(4)))
+    assert engines["a100-fp32"].stage.num_blocks < engines["a100-40gb"].stage.num_blocks / 2

@@ -38,8 +38,7 @@ class VirtualClock:
 
 # ANCHOR: simulated_executor
 class SimulatedExecutor:
-    """Runs a model shape on a simulated GPU (minicb.costmodel.HARDWARE), in bf16."""
-    dtype = torch.bfloat16
+    """Runs a model shape on a simulated GPU (minicb.costmodel.HARDWARE)."""
 
     def __init__(self, shape: str, hardware: str):
         if shape not in MODEL_SHAPES:
@@ -48,6 +47,7 @@ class SimulatedExecutor:
         if hardware not in HARDWARE:
             raise ValueError(f"hardware {hardware!r}: choose one of {sorted(HARDWARE)}")
         self.shape, self.hardware = MODEL_SHAPES[shape], HARDWARE[hardware]
+        self.dtype = getattr(torch, self.hardware.dtype)
         self.config = model_config(self.shape)
         self.clock = VirtualClock()
 
