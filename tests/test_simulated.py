@@ -10,6 +10,7 @@ import torch
 
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, kv_budget, step_seconds
+from minicb.executors.simulated import split_sequences
 from minicb.tools.driver import replay
 from minicb.tools.workload import preset_workload
 
@@ -107,3 +108,12 @@ def test_a_profile_names_the_dtype_its_model_runs_in(monkeypatch):
     assert engines["a100-fp32"].stage.num_blocks == \
         int(kv_budget(fp32, shape, 4, 0.9) // (16 * shape.kv_bytes_per_token(4)))
     assert engines["a100-fp32"].stage.num_blocks < engines["a100-40gb"].stage.num_blocks / 2
+
+
+def test_a_steps_sequences_are_read_from_its_positions_and_sampled_rows():
+    # A 3-token prompt, a decode at position 5, a 2-token chunk ending at position 8.
+    assert split_sequences([0, 1, 2, 5, 7, 8], [2, 3, 5]) == [(3, 3), (1, 6), (2, 9)]
+    # Two decodes whose positions happen to follow each other are two sequences.
+    assert split_sequences([10, 11], [0, 1]) == [(1, 11), (1, 12)]
+    # A chunk that does not sample yet, then another request's prompt.
+    assert split_sequences([0, 1, 2, 3, 0, 1], [5]) == [(4, 4), (2, 2)]
