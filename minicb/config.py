@@ -11,6 +11,7 @@ ENGINES = ("single", "static", "dynamic", "continuous", "paged")
 SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 EXECUTORS = ("model", "simulated")
+KV_RESERVATIONS = ("max", "pow2", "oracle")
 
 
 # ANCHOR: engine_config
@@ -42,6 +43,11 @@ class EngineConfig:
     """Stages 4-5: the most requests running at once (stage 4: KV slots). Twice
     stages 2-3's batch, so that running more requests at once shows; on a CPU
     the benchmark's throughput still grows up to 32 (chapter 7)."""
+    kv_reservation: str = "max"
+    """Stage 4: the tokens a request's slot reserves when it is admitted: "max"
+    (max_model_len, whatever it asks for), "pow2" (the K/V it will write,
+    prompt + max_tokens - 1, rounded up to a power of two) or "oracle" (exactly
+    that). The vLLM paper's three ways of sizing Orca's reservations (chapter 10)."""
     max_num_batched_tokens: int | None = None
     """Stages 4-5: the most tokens one forward pass may carry, prefill and
     decode together. Default: max(2048, max_model_len), so any prompt fits."""
@@ -62,7 +68,9 @@ class EngineConfig:
     step are counted; else (CPU) as many tokens as stage 4's slots hold
     (max_num_seqs x max_model_len)."""
     kv_cache_memory_bytes: int | None = None
-    """Stage 5: a KV memory budget in bytes, turned into num_blocks."""
+    """Stages 4-5: a KV memory budget in bytes, turned into stage 5's num_blocks
+    and stage 4's token rows. Default for stage 4: max_num_seqs x max_model_len
+    tokens."""
     gpu_memory_utilization: float = 0.9
     """Stage 5 on CUDA: the share of the GPU's memory the engine may fill, weights,
     activations and KV cache together (vLLM's knob). The KV cache gets what the
@@ -126,6 +134,8 @@ class EngineConfig:
         for name in ("max_wait_ms", "waiting_served_ratio"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.kv_reservation not in KV_RESERVATIONS:
+            raise ValueError(f"unknown kv_reservation {self.kv_reservation!r}; choose one of {KV_RESERVATIONS}")
         if self.scheduling_policy not in SCHEDULING_POLICIES:
             raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
                              f"choose one of {SCHEDULING_POLICIES}")

@@ -138,25 +138,31 @@ class RunMetrics(Throughput):
         return grid
 
     # ANCHOR: kv_breakdown
-    def kv_breakdown(self) -> dict:
+    def kv_breakdown(self, capacity: int | None = None, until: float | None = None) -> dict:
         """Every KV token slot held during the run, summed over steps, split by
         what it did: held a token ("used"), waited for a token its request
         produced later ("reserved"), or never held one because the request
         ended first ("never_used": padding, over-reservation, last-block tails).
         In the vLLM paper's terms: token states, reservation, internal fragmentation.
         Shares of all slots held; a request's final length is the most tokens
-        it ever had cached."""
+        it ever had cached. Given the cache's ``capacity`` in tokens, shares of
+        the whole cache instead, with the slots no request held as "free" (the
+        paper's external fragmentation and others). Given ``until``, only the
+        steps that started before that time count."""
         final = {}
         for step in self.steps:
             for rid, used, _ in step.kv_held:
                 final[rid] = max(final.get(rid, 0), used)
+        steps = [s for s in self.steps if until is None or s.started < until]
         totals = dict(used=0, reserved=0, never_used=0)
-        for step in self.steps:
+        for step in steps:
             for rid, used, held in step.kv_held:
                 reach = min(final[rid], held)
                 totals["used"] += used
                 totals["reserved"] += reach - used
                 totals["never_used"] += held - reach
+        if capacity is not None:
+            totals["free"] = sum(capacity - s.kv_reserved for s in steps)
         slots = sum(totals.values())
         return {k: v / slots for k, v in totals.items()} if slots else totals
     # ANCHOR_END: kv_breakdown

@@ -38,6 +38,8 @@ def test_engine_matches_transformers(checkpoints, hf_greedy, arch, backend, engi
     dict(engine="continuous", max_num_seqs=2),             # requests wait for slots
     dict(engine="continuous", max_num_seqs=5, max_num_batched_tokens=40),   # prompts wait for budget
     dict(engine="continuous", max_num_seqs=2, schedule_interval=4, waiting_served_ratio=1.5),
+    dict(engine="continuous", max_num_seqs=5, kv_reservation="pow2"),
+    dict(engine="continuous", max_num_seqs=5, kv_reservation="oracle"),
 ])
 def test_engines_agree(llama, options):
     single = LLM(llama, engine="single").generate(PROMPTS, GREEDY)

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from minicb import LLM, SamplingParams
+from minicb.metrics import RunMetrics, StepRecord
 
 from .conftest import MAX_TOKENS, PROMPTS
 
@@ -78,3 +79,18 @@ def test_summary_gives_four_significant_digits():
 
     assert rounded(dict(wall_s=1.23456789, tok_s=98765.4321, steps=7, name="x")) == dict(
         wall_s=1.235, tok_s=98770.0, steps=7, name="x")
+
+
+def test_kv_breakdown_shares_of_the_whole_cache_while_it_was_full():
+    # Request a reaches 3 cached tokens in a slot of 4; b reaches 2 in a slot of 2.
+    steps = [StepRecord("prefill", ["a"], 2, 4, 2, started=0.0, kv_held=[("a", 2, 4)]),
+             StepRecord("mixed", ["a", "b"], 2, 6, 4, started=1.0, kv_held=[("a", 3, 4), ("b", 1, 2)]),
+             StepRecord("decode", ["b"], 1, 2, 2, started=2.0, kv_held=[("b", 2, 2)])]
+    run = RunMetrics.from_run([], steps, wall_time=3.0)
+    assert run.kv_breakdown() == dict(used=8 / 12, reserved=2 / 12, never_used=2 / 12)
+    # Of 3 steps x 10 slots: 8 used, 2 reserved for tokens to come, 2 never used, 18 free.
+    assert run.kv_breakdown(capacity=10) == dict(used=8 / 30, reserved=2 / 30, never_used=2 / 30,
+                                                 free=18 / 30)
+    # The first two steps only; b's final length still comes from the step after them.
+    assert run.kv_breakdown(capacity=10, until=1.5) == dict(used=6 / 20, reserved=2 / 20,
+                                                            never_used=2 / 20, free=10 / 20)

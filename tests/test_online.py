@@ -81,7 +81,7 @@ def test_a_finished_request_frees_its_slot_for_the_next_step(llama):
     first = engine.step()
     assert {o.request_id for o in first} == {short, long}
     assert [o.finished for o in first if o.request_id == short] == [True]
-    assert engine.stage.kv.free_slots and waiting in engine.stage.unfinished
+    assert engine.stage.kv.holes and waiting in engine.stage.unfinished
     second = engine.step()
     assert {o.request_id for o in second} == {long, waiting}      # admitted at once
     assert engine.stage.steps[1].kind == "mixed"
@@ -92,16 +92,16 @@ def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
     first = engine.add_request([5, 6, 7], params(50))
     second = engine.add_request([8, 9], params(3))
     engine.step()
-    assert not engine.stage.kv.free_slots                       # first holds the only slot
+    assert not engine.stage.kv.holes                            # first holds the only slot
     held = engine.requests[first]
     engine.abort(first)
-    assert list(engine.stage.kv.free_slots) == [0]
+    assert engine.stage.kv.holes == [range(engine.stage.kv.capacity)]
     assert held.finish_reason == "abort" and first not in engine.requests
     engine.abort(first)                                          # again: no-op
     engine.abort("no-such-request")                              # unknown: no-op
     outputs, _ = run_all(engine)
     assert len(outputs[second]) == 3
-    assert list(engine.stage.kv.free_slots) == [0] and not engine.has_unfinished_requests()
+    assert engine.stage.kv.holes == [range(engine.stage.kv.capacity)] and not engine.has_unfinished_requests()
 
 
 def test_abort_a_waiting_request(llama):

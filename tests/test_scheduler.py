@@ -8,11 +8,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicb.config import EngineConfig
+from minicb import LLM
+from minicb.config import KV_RESERVATIONS, EngineConfig
 from minicb.executors import Executor
 from minicb.request import Request
 from minicb.sampling import SamplingParams
-from minicb.stages.continuous import ContinuousEngine
+from minicb.stages.continuous import ContinuousEngine, SlotManager
 
 VOCAB, EOS, MAX_MODEL_LEN = 11, 1, 64
 
@@ -50,9 +51,12 @@ def check_bookkeeping(engine):
     cfg = engine.config
     assert len(running) <= cfg.max_num_seqs
     assert set(kv.slot_of) == set(running)            # a slot per running request
-    used = list(kv.slot_of.values())
-    assert len(set(used)) == len(used)                                    # no slot owned twice
-    assert sorted(used + list(kv.free_slots)) == list(range(cfg.max_num_seqs))   # free + used == all
+    assert all(len(kv.slot_of[r]) == kv.slot_size(r) for r in running)
+    runs = sorted(kv.holes + list(kv.slot_of.values()), key=lambda rows: rows.start)
+    # Slots and holes tile the cache: no row held twice, none lost.
+    assert [rows.start for rows in runs] == [0] + [rows.stop for rows in runs[:-1]]
+    assert runs[-1].stop == kv.capacity
+    assert all(a.stop < b.start for a, b in zip(kv.holes, kv.holes[1:]))   # holes that touch are one
     if engine.steps:
         assert engine.steps[-1].num_tokens <= cfg.max_num_batched_tokens
 
@@ -88,17 +92,18 @@ workloads = st.lists(st.tuples(st.integers(1, 20),          # prompt length
 @settings(max_examples=150, deadline=None)
 @given(workload=workloads, max_num_seqs=st.integers(1, 5), budget=st.integers(20, 60),
        policy=st.sampled_from(["mixed", "prefill_first"]), interval=st.integers(1, 4),
-       ratio=st.sampled_from([0.0, 0.5, 2.0]))
+       ratio=st.sampled_from([0.0, 0.5, 2.0]), reservation=st.sampled_from(KV_RESERVATIONS))
 def test_every_request_finishes_exactly_once_and_nothing_leaks(workload, max_num_seqs, budget, policy,
-                                                               interval, ratio):
+                                                               interval, ratio, reservation):
     engine = fake_engine(max_num_seqs=max_num_seqs, max_num_batched_tokens=max(budget, max_num_seqs),
-                         scheduling_policy=policy, schedule_interval=interval, waiting_served_ratio=ratio)
+                         scheduling_policy=policy, schedule_interval=interval, waiting_served_ratio=ratio,
+                         kv_reservation=reservation)
     requests = [request(p, n, eos) for p, n, eos, _, _ in workload]
     bound = len(workload) + sum(n for _, n, *_ in workload) + max(a for *_, a, _ in workload) + 2
     timing = [(arrival, abort_at) for *_, arrival, abort_at in workload]
     finished = drive(engine, requests, timing, check_bookkeeping, max_steps=bound)
     assert not engine.scheduler.running and not engine.waiting
-    assert len(engine.kv.free_slots) == max_num_seqs                         # every slot is free
+    assert engine.kv.holes == [range(engine.kv.capacity)]                   # every row is free
     for r in requests:
         assert r.all_token_ids == r.prompt_token_ids + r.output_token_ids    # the model's view agrees
         if r.finish_reason == "abort":
@@ -153,3 +158,45 @@ def test_waiting_served_ratio_admits_only_when_enough_wait():
     engine.add_request(request(3, 2))
     engine.step()
     assert len(engine.scheduler.running) == 6                        # 4 waiting >= 4: all admitted
+
+
+def test_slots_are_first_fit_and_free_rows_that_fit_no_one_stay_free():
+    """A contiguous slot needs one hole big enough: 4 rows free in two holes of
+    2 do not hold a 4-row slot (the vLLM paper's external fragmentation)."""
+    sizes = dict(a=2, b=3, c=2, d=3, e=4)
+    kv = SlotManager(capacity=10, max_model_len=10, reservation="oracle")
+    kv.slot_size = lambda r: sizes[r]
+    for r in "abcd":
+        kv.allocate(r, 1)
+    assert [kv.slot_of[r] for r in "abcd"] == [range(0, 2), range(2, 5), range(5, 7), range(7, 10)]
+    kv.free("a")
+    kv.free("c")
+    assert kv.holes == [range(0, 2), range(5, 7)] and not kv.can_allocate("e", 1)
+    kv.free("b")                                  # joins its neighbours: one hole of 7
+    assert kv.holes == [range(0, 7)] and kv.can_allocate("e", 1)
+    kv.allocate("e", 1)
+    assert kv.slot_of["e"] == range(0, 4) and kv.cache_rows("e", 1, 2) == range(1, 3)
+
+
+@pytest.mark.parametrize("reservation,sizes", [
+    ("max", [64, 64, 64]), ("pow2", [16, 2, 64]), ("oracle", [12, 2, 40])])
+def test_a_slot_reserves_what_the_policy_says(reservation, sizes):
+    # prompt + max_tokens - 1: the last token is sampled, never fed back.
+    kv = SlotManager(capacity=256, max_model_len=MAX_MODEL_LEN, reservation=reservation)
+    assert [kv.slot_size(request(p, n)) for p, n in [(10, 3), (1, 2), (33, 8)]] == sizes
+
+
+def test_a_request_whose_slot_cannot_fit_is_refused_and_the_rest_are_served(llama):
+    probe = LLM(llama, engine="continuous")
+    kv_bytes = probe.executor.config.kv_bytes_per_token(probe.executor.dtype.itemsize)
+    llm = LLM(llama, engine="continuous", kv_reservation="oracle", max_num_seqs=4,
+              kv_cache_memory_bytes=24 * kv_bytes)
+    assert llm.llm_engine.stage.kv.capacity == 24
+    good = SamplingParams(max_tokens=4, ignore_eos=True)
+    with pytest.raises(ValueError, match="request 1: a slot of 30 tokens \\(kv_reservation 'oracle'\\) "
+                                         "does not fit the KV cache's 24 tokens"):
+        llm.generate([[5, 6, 7], [3] * 27], good)
+    outputs = llm.generate([[5, 6, 7], [3] * 20, [8]], good)   # 23 rows, then the rest
+    expected = probe.generate([[5, 6, 7], [3] * 20, [8]], good)
+    assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
+    assert llm.llm_engine.stage.kv.holes == [range(24)]

@@ -12,11 +12,11 @@ padding; ``cu_seqlens_q`` says where each request's tokens start. The step
 itself (schedule, pack, run, sample) is ``IterationEngine`` in ``iteration.py``,
 which stage 5 shares; this file says where the K/V live.
 
-The KV cache is still reserved per request: ``max_num_seqs`` slots of
-``max_model_len`` tokens each, whatever a request will actually use. Stage 5
-removes that waste.
+The KV cache is still reserved per request, as one contiguous slot taken
+whole at admission: by default ``max_model_len`` tokens, whatever a request
+will actually use (``kv_reservation`` sizes it closer, as chapter 10 does).
+Stage 5 removes that waste.
 """
-from collections import deque
 from dataclasses import dataclass
 
 import torch
@@ -26,37 +26,70 @@ from .iteration import IterationEngine
 
 # ANCHOR: kv_manager
 class SlotManager:
-    """The KV memory of stage 4: ``num_slots`` slots of ``max_model_len``
-    tokens, one per running request, taken whole at admission."""
+    """The KV memory of stage 4: ``capacity`` token rows, from which each
+    running request takes one contiguous slot at admission, sized by the
+    ``reservation`` policy, and keeps it whole until it ends."""
 
-    def __init__(self, num_slots: int, max_model_len: int):
-        self.free_slots = deque(range(num_slots))
-        # request -> its slot (keyed by the request, not its id)
-        self.slot_of: dict[object, int] = {}
-        self.max_model_len = max_model_len
+    def __init__(self, capacity: int, max_model_len: int, reservation: str = "max"):
+        self.capacity, self.max_model_len = capacity, max_model_len
+        self.reservation = reservation
+        self.holes = [range(0, capacity)]      # free runs of rows, in address order
+        # request -> its slot's rows (keyed by the request, not its id)
+        self.slot_of: dict[object, range] = {}
+
+    def slot_size(self, request) -> int:
+        """Rows a request's slot reserves. It will write the K/V of its prompt
+        and of every output token but the last (sampled, never fed back)."""
+        needed = len(request.prompt_token_ids) + request.params.max_tokens - 1
+        if self.reservation == "oracle":
+            return needed
+        if self.reservation == "pow2":
+            return min(1 << (needed - 1).bit_length(), self.max_model_len)
+        return self.max_model_len
 
     def can_allocate(self, request, num_tokens) -> bool:
-        return request in self.slot_of or bool(self.free_slots)
+        return request in self.slot_of or self.first_fit(request) is not None
 
     def allocate(self, request, num_tokens):
         if request not in self.slot_of:
-            self.slot_of[request] = self.free_slots.popleft()
+            i, size = self.first_fit(request), self.slot_size(request)
+            hole = self.holes[i]
+            self.slot_of[request] = hole[:size]
+            self.holes[i:i + 1] = [hole[size:]] if len(hole) > size else []
+
+    def first_fit(self, request) -> int | None:
+        """The first hole the request's slot fits in. Free rows split among
+        holes too small for it are what the vLLM paper calls external
+        fragmentation."""
+        size = self.slot_size(request)
+        return next((i for i, hole in enumerate(self.holes) if len(hole) >= size), None)
 
     def free(self, request):
-        self.free_slots.append(self.slot_of.pop(request))
+        self.holes = merged(sorted(self.holes + [self.slot_of.pop(request)],
+                                   key=lambda hole: hole.start))
 
     def cache_rows(self, request, start, count) -> range:
         """Where tokens start..start+count of the request live in the cache."""
-        base = self.slot_of[request] * self.max_model_len
-        return range(base + start, base + start + count)
+        return self.slot_of[request][start:start + count]
 # ANCHOR_END: kv_manager
 
     # For the step log: token slots held, used or not.
     def tokens_held(self, request) -> int:
-        return self.max_model_len
+        return len(self.slot_of[request])
 
     def tokens_reserved(self) -> int:
-        return len(self.slot_of) * self.max_model_len
+        return sum(len(slot) for slot in self.slot_of.values())
+
+
+def merged(holes: list[range]) -> list[range]:
+    """Holes in address order, each joined to the next where they touch."""
+    joined = holes[:1]
+    for hole in holes[1:]:
+        if joined[-1].stop == hole.start:
+            joined[-1] = range(joined[-1].start, hole.stop)
+        else:
+            joined.append(hole)
+    return joined
 
 
 # ANCHOR: attention_batch
@@ -87,16 +120,31 @@ class ContinuousEngine(IterationEngine):
     name = "continuous"
 
     def make_kv_manager(self):
-        cfg = self.config
-        self.k_cache, self.v_cache = self.new_kv_cache(
-            cfg.max_num_seqs * cfg.max_model_len)
-        return SlotManager(cfg.max_num_seqs, cfg.max_model_len)
+        rows = self.kv_rows()
+        self.k_cache, self.v_cache = self.new_kv_cache(rows)
+        return SlotManager(rows, self.config.max_model_len, self.config.kv_reservation)
 
     def attention_metadata(self, batch, slot_mapping, cu_seqlens_q, seq_lens,
                            max_query_len):
-        seq_starts = [self.kv.slot_of[r] * self.config.max_model_len
-                      for r in batch.requests]
+        seq_starts = [self.kv.slot_of[r].start for r in batch.requests]
         return RaggedBatch(self.k_cache, self.v_cache, self.ops, slot_mapping,
                            cu_seqlens_q, seq_lens,
                            self.tensor(seq_starts, torch.int32), max_query_len)
 # ANCHOR_END: engine
+
+    def kv_rows(self) -> int:
+        """Token rows in the cache: kv_cache_memory_bytes' worth, else a full
+        slot for each of max_num_seqs requests."""
+        cfg = self.config
+        if cfg.kv_cache_memory_bytes is None:
+            return cfg.max_num_seqs * cfg.max_model_len
+        bytes_per_token = self.executor.config.kv_bytes_per_token(self.executor.dtype.itemsize)
+        return int(cfg.kv_cache_memory_bytes // bytes_per_token)
+
+    def check_request(self, request, label):
+        super().check_request(request, label)
+        size = self.kv.slot_size(request)
+        if size > self.kv.capacity:
+            raise ValueError(f"{label}: a slot of {size} tokens (kv_reservation "
+                             f"{self.config.kv_reservation!r}) does not fit the KV cache's "
+                             f"{self.kv.capacity} tokens")

