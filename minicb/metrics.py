@@ -138,7 +138,8 @@ class RunMetrics(Throughput):
         return grid
 
     # ANCHOR: kv_breakdown
-    def kv_breakdown(self, capacity: int | None = None, until: float | None = None) -> dict:
+    def kv_breakdown(self, capacity: int | None = None,
+                     until: float | None = None) -> dict:
         """Every KV token slot held during the run, summed over steps, split by
         what it did: held a token ("used"), waited for a token its request
         produced later ("reserved"), or never held one because the request

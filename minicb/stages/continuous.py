@@ -37,16 +37,6 @@ class SlotManager:
         # request -> its slot's rows (keyed by the request, not its id)
         self.slot_of: dict[object, range] = {}
 
-    def slot_size(self, request) -> int:
-        """Rows a request's slot reserves. It will write the K/V of its prompt
-        and of every output token but the last (sampled, never fed back)."""
-        needed = len(request.prompt_token_ids) + request.params.max_tokens - 1
-        if self.reservation == "oracle":
-            return needed
-        if self.reservation == "pow2":
-            return min(1 << (needed - 1).bit_length(), self.max_model_len)
-        return self.max_model_len
-
     def can_allocate(self, request, num_tokens) -> bool:
         return request in self.slot_of or self.first_fit(request) is not None
 
@@ -72,6 +62,18 @@ class SlotManager:
         """Where tokens start..start+count of the request live in the cache."""
         return self.slot_of[request][start:start + count]
 # ANCHOR_END: kv_manager
+
+    # ANCHOR: slot_size
+    def slot_size(self, request) -> int:
+        """Rows a request's slot reserves. It will write the K/V of its prompt
+        and of every output token but the last (sampled, never fed back)."""
+        needed = len(request.prompt_token_ids) + request.params.max_tokens - 1
+        if self.reservation == "oracle":
+            return needed
+        if self.reservation == "pow2":
+            return min(1 << (needed - 1).bit_length(), self.max_model_len)
+        return self.max_model_len
+    # ANCHOR_END: slot_size
 
     # For the step log: token slots held, used or not.
     def tokens_held(self, request) -> int:
