@@ -78,7 +78,7 @@ serve-book: $(VENV)/.installed-dev
 CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_dynamic_window 04_orca_picture 04_tokens_per_step \
                04_latency_cdf 05_block_pool 05_kv_waste 05_running_vs_budget 06_throughput_vs_spread \
                06_latency_under_load 06_scheduling_knobs 06_interval_and_host_time 07_kv_bytes \
-               08_serving 09_tensor_parallel_split
+               08_serving 09_tensor_parallel_split 10_calibration
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
 figures-cpu: $(VENV)/.installed-dev
@@ -93,7 +93,7 @@ figures-simulated: $(VENV)/.installed-dev
 	rm -rf scratch/figures-simulated
 	MINICB_FIGURES_DIR=scratch/figures-simulated $(PY) -m pytest -q --nbval-lax notebooks/10_simulated.ipynb
 	rm -rf figures/simulated && mkdir -p figures/simulated
-	cp scratch/figures-simulated/*.png scratch/figures-simulated/*.json figures/simulated/
+	cp scratch/figures-simulated/*_simulated.png scratch/figures-simulated/*_simulated.json figures/simulated/
 
 # ---------------------------------------------------------------- a GPU run
 # A GPU machine is assumed to have Python with torch, triton, transformers, numpy,

@@ -107,7 +107,8 @@ class EngineConfig:
     minicb.costmodel, each step takes what the cost model predicts on
     ``hardware``, on a virtual clock, and KV memory is counted, not held."""
     hardware: str = "h100-sxm"
-    """The simulated GPU: a key of minicb.costmodel.HARDWARE."""
+    """The simulated GPU: a key of minicb.costmodel.HARDWARE (or, from Python, a
+    Hardware profile, such as minicb.tools.calibrate measures for this machine)."""
 
     def __post_init__(self):
         if self.engine not in ENGINES:

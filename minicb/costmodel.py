@@ -11,7 +11,9 @@ step takes the longer of
   4 x head_dim per query head per (query, key) pair, causal, so a prefill's
   grows with the square of its length;
 
-plus a fixed overhead per step: the host's scheduling and the launches.
+plus an overhead: a fixed cost per step (the host's scheduling and the
+launches), and costs per sequence, per new token and per cached token read,
+which a GPU's profile leaves at 0 and a calibrated CPU's measures.
 
 A decode step of a few sequences is all weights: memory-bound, nearly the same
 time for 1 sequence as for 64. A prefill of thousands of tokens is all
@@ -95,6 +97,13 @@ class Hardware:
     bandwidth_fraction: float = 0.8
     flops_fraction: float = 0.6
     step_overhead: float = 2e-3    # seconds
+    # Costs that grow with the batch, beyond the roofline: per sequence (its
+    # inputs, its sampling), per new token, and per cached token attention reads.
+    # A GPU's are small beside its step; a CPU's are most of it, and calibrating
+    # this machine (minicb.tools.calibrate) measures them.
+    sequence_overhead: float = 0.0
+    token_overhead: float = 0.0
+    cached_token_overhead: float = 0.0
     dtype: str = "bfloat16"        # what the model runs in there
 
 
@@ -118,17 +127,20 @@ def step_seconds(hw: Hardware, shape: ModelShape, bytes_per_value: int,
     """One forward pass over ``sequences``, each (new tokens, tokens in its
     context after them), ``sampled`` of whose last tokens get logits."""
     new = sum(n for n, _ in sequences)
+    cached = sum(context - n for n, context in sequences)
     kv_per_token = shape.kv_bytes_per_token(bytes_per_value)
     memory = (shape.params * bytes_per_value                     # every weight, once
-              + sum(context - n for n, context in sequences) * kv_per_token   # K/V read
+              + cached * kv_per_token                             # K/V read
               + new * kv_per_token)                               # K/V written
     linear = (2 * shape.layers * shape.layer_params * new          # the decoder layers
               + 2 * shape.vocab * shape.hidden * sampled)          # the output layer
     # Query i of n new ones, in a context that ends at c, sees c - n + i + 1 keys.
     pairs = sum(n * (context - n) + n * (n + 1) // 2 for n, context in sequences)
     attention = 4 * shape.layers * shape.heads * shape.head_dim * pairs
+    overhead = (hw.step_overhead + hw.sequence_overhead * len(sequences)
+                + hw.token_overhead * new + hw.cached_token_overhead * cached)
     return max(memory / (hw.bandwidth * hw.bandwidth_fraction),
-               (linear + attention) / (hw.flops * hw.flops_fraction)) + hw.step_overhead
+               (linear + attention) / (hw.flops * hw.flops_fraction)) + overhead
 # ANCHOR_END: step_seconds
 
 

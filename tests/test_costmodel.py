@@ -1,4 +1,6 @@
 """The cost model: a roofline whose numbers a reader can check by hand."""
+import dataclasses
+
 import pytest
 
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, Hardware, kv_budget, step_seconds
@@ -25,6 +27,17 @@ def test_a_decode_step_is_its_weights_read_once():
     kv = 64 * 1024 * shape.kv_bytes_per_token(2) / 1e12
     assert step_seconds(ROUND, shape, 2, [(1, 1024)] * 64, sampled=64) == \
         pytest.approx(weights + kv + 1e-3, rel=1e-3)
+
+
+def test_each_overhead_is_paid_per_what_it_names():
+    shape = MODEL_SHAPES["tiny-llama"]
+    batch = [(5, 5), (1, 40), (1, 12)]           # a 5-token prompt and two decodes
+    roofline = step_seconds(ROUND, shape, 4, batch, sampled=3) - 1e-3
+    costs = dataclasses.replace(ROUND, step_overhead=1.0, sequence_overhead=0.1,
+                                token_overhead=0.01, cached_token_overhead=0.001)
+    # 1 step, 3 sequences, 7 new tokens, 39 + 11 cached tokens read
+    assert step_seconds(costs, shape, 4, batch, sampled=3) == \
+        pytest.approx(roofline + 1.0 + 3 * 0.1 + 7 * 0.01 + 50 * 0.001, rel=1e-9)
 
 
 def test_a_long_prefill_is_its_arithmetic():

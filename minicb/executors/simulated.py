@@ -15,7 +15,7 @@ model has no end-of-sequence token, so each answer is as long as its
 """
 import torch
 
-from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget, step_seconds
+from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget, step_seconds
 from ..model import ModelConfig
 
 
@@ -38,15 +38,19 @@ class VirtualClock:
 
 # ANCHOR: simulated_executor
 class SimulatedExecutor:
-    """Runs a model shape on a simulated GPU (minicb.costmodel.HARDWARE)."""
+    """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
+    or a Hardware profile (minicb.tools.calibrate measures this machine's)."""
 
-    def __init__(self, shape: str, hardware: str):
+    def __init__(self, shape: str, hardware: "str | Hardware"):
         if shape not in MODEL_SHAPES:
             raise ValueError(f"model {shape!r}: the simulated executor knows "
                              f"the shapes {sorted(MODEL_SHAPES)}")
-        if hardware not in HARDWARE:
+        if not isinstance(hardware, Hardware) and hardware not in HARDWARE:
             raise ValueError(f"hardware {hardware!r}: choose one of {sorted(HARDWARE)}")
-        self.shape, self.hardware = MODEL_SHAPES[shape], HARDWARE[hardware]
+        self.shape = MODEL_SHAPES[shape]
+        if not isinstance(hardware, Hardware):
+            hardware = HARDWARE[hardware]
+        self.hardware = hardware
         self.dtype = getattr(torch, self.hardware.dtype)
         self.config = model_config(self.shape)
         self.clock = VirtualClock()

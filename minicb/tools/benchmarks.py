@@ -50,6 +50,19 @@ def copy_bandwidth(device, num_bytes=2**30) -> float:
 # ANCHOR_END: timing
 
 
+def measured_rates(device) -> dict:
+    """Copy bandwidth (bytes read + written per second) and a large matmul's
+    FLOP/s, in the dtype the figures run in."""
+    cuda = device == "cuda"
+    n, dtype = (8192, torch.bfloat16) if cuda else (1024, torch.float32)
+    if cuda and torch.cuda.get_device_capability() < (8, 0):
+        dtype = torch.float16
+    a, b = (torch.randn(n, n, device=device).to(dtype) for _ in range(2))
+    matmul_s = time_ms(lambda: a @ b) / 1e3
+    return dict(copy_gb_s=round(copy_bandwidth(device, 2**30 if cuda else 2**26) / 1e9, 1),
+                matmul_tflops=round(2 * n**3 / matmul_s / 1e12, 2), matmul_dtype=str(dtype).removeprefix("torch."))
+
+
 # ---------------------------------------------------------------- figure 1
 # ANCHOR: throughput_vs_spread
 def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options,

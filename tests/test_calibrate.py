@@ -1,0 +1,70 @@
+"""Calibrating this machine: the fit recovers costs it is given, and a profile
+measured from a real run drives the simulated executor. (How well it predicts
+other runs is a measurement: notebook 10 shows and checks it.)"""
+import numpy as np
+import pytest
+
+from minicb import LLMEngine
+from minicb.tools.calibrate import (OVERHEADS, SequenceLog, calibrate, fit_costs, fit_nonnegative,
+                                    step_features)
+from minicb.tools.driver import replay
+from minicb.tools.workload import synthetic_workload
+
+RATES = dict(copy_gb_s=50.0, matmul_tflops=0.1, matmul_dtype="float32")
+
+
+def steps_costing(costs, seed=0, num_steps=200):
+    """Feature rows of made-up steps, and what ``costs`` makes each cost."""
+    rng = np.random.default_rng(seed)
+    features = np.column_stack([np.ones(num_steps), rng.integers(1, 16, num_steps),
+                                rng.integers(1, 512, num_steps), rng.integers(0, 4096, num_steps)])
+    return features, features @ np.asarray(costs)
+
+
+def test_the_fit_recovers_the_costs_that_made_the_steps():
+    costs = [5e-4, 2e-5, 4e-6, 1e-7]
+    features, seconds = steps_costing(costs)
+    assert fit_costs(features, seconds, seconds) == pytest.approx(costs, rel=1e-6)
+
+
+def test_a_cost_the_steps_do_not_pay_is_zero_not_negative():
+    features, seconds = steps_costing([5e-4, 0.0, 4e-6, 1e-7])
+    noisy = seconds - 1e-6 * features[:, 1]             # a little less per sequence
+    fitted = fit_nonnegative(features, noisy)
+    assert fitted[1] == 0 and (fitted >= 0).all()
+    assert fitted[[0, 2, 3]] == pytest.approx([5e-4, 4e-6, 1e-7], rel=0.05)
+
+
+def test_steps_the_os_interrupted_do_not_move_the_fit():
+    costs = [5e-4, 2e-5, 4e-6, 1e-7]
+    features, seconds = steps_costing(costs)
+    measured = seconds.copy()
+    measured[::40] += 0.05                                # 5 steps each lose 50 ms
+    assert fit_costs(features, measured, measured) == pytest.approx(costs, rel=1e-3)
+
+
+def test_features_count_what_each_overhead_is_paid_per():
+    # a 5-token prompt and two decodes at contexts of 40 and 12
+    assert step_features([(5, 5), (1, 40), (1, 12)]) == [1, 3, 7, 39 + 11]
+
+
+@pytest.mark.parametrize("engine", ["static", "paged"])
+def test_a_profile_measured_from_a_real_run_drives_the_simulated_engine(llama, engine):
+    workload = synthetic_workload(8, prompt_len=(4, 24), output_len=(2, 8), seed=1)
+    profile = calibrate(llama, "tiny-llama", engine, workload, rates=RATES)
+    assert profile.bandwidth == 50e9 and profile.flops == 0.1e12 and profile.dtype == "float32"
+    overheads = [getattr(profile, name) for name in OVERHEADS]
+    assert all(cost >= 0 for cost in overheads) and sum(overheads) > 0
+    simulated = replay(LLMEngine("tiny-llama", engine=engine, executor="simulated",
+                                 hardware=profile), workload)
+    assert simulated.output_tokens == sum(workload.output_lens) and simulated.wall_time > 0
+
+
+def test_the_sequence_log_sees_each_pass_as_the_simulated_executor_does(llama):
+    engine = LLMEngine(llama, engine="continuous", max_num_seqs=2)
+    timed = engine.stage.executor
+    timed.executor = log = SequenceLog(timed.executor)
+    run = replay(engine, synthetic_workload(3, prompt_len=4, output_len=2, seed=0))
+    # Two 4-token prompts, then their last decodes; the third prompt, then its decode.
+    assert log.passes == [([(4, 4), (4, 4)], 2), ([(1, 5), (1, 5)], 2), ([(4, 4)], 1), ([(1, 5)], 1)]
+    assert len(run.steps) == len(log.passes)
