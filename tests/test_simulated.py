@@ -16,11 +16,19 @@ from minicb.tools.workload import preset_workload
 
 from .conftest import MAX_TOKENS, PROMPTS
 
+# An H100 whose model runs in fp32, as the real tiny model here does: the same KV
+# budget in bytes then holds the same tokens in both engines.
+H100_FP32 = dataclasses.replace(HARDWARE["h100-sxm"], dtype="float32")
+TINY_KV_BYTES = MODEL_SHAPES["tiny-llama"].kv_bytes_per_token(4)
+
 SETUPS = {
     "single": dict(engine="single"),
     "static": dict(engine="static", max_batch_size=2),
     "dynamic": dict(engine="dynamic", max_batch_size=2, max_wait_ms=5),
     "continuous": dict(engine="continuous", max_num_seqs=3),
+    # Slots of each request's own length in 60 tokens: holes between them.
+    "continuous, oracle slots": dict(engine="continuous", max_num_seqs=4, kv_reservation="oracle",
+                                     kv_cache_memory_bytes=60 * TINY_KV_BYTES, hardware=H100_FP32),
     "paged, preempting": dict(engine="paged", max_num_seqs=4, block_size=4, num_blocks=12),
     "paged, chunked": dict(engine="paged", max_num_seqs=4, block_size=4, num_blocks=32,
                            enable_chunked_prefill=True, max_num_batched_tokens=8),
