@@ -16,7 +16,7 @@ def new_request_id() -> str:
 # ANCHOR: metrics
 @dataclass
 class RequestMetrics:
-    """Wall-clock timestamps (time.perf_counter seconds) and token counts."""
+    """Timestamps on the engine's clock (seconds) and token counts."""
     arrival_time: float
     first_scheduled_time: float | None = None
     first_token_time: float | None = None

@@ -47,6 +47,18 @@ class PaddedBatchKVCache:
 # ANCHOR_END: cache
 
 
+# ANCHOR: left_padded
+def left_padded(token_lists: list[list[int]]):
+    """Each row's tokens, padded on the left to the longest (pad token 0), with
+    each column's position (padding gets 0) and each row's pad length."""
+    longest = max(len(tokens) for tokens in token_lists)
+    pad_lens = [longest - len(tokens) for tokens in token_lists]
+    ids = [[0] * pad + tokens for pad, tokens in zip(pad_lens, token_lists)]
+    positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
+    return ids, positions, pad_lens
+# ANCHOR_END: left_padded
+
+
 # ANCHOR: engine
 class StaticEngine(RunToCompletionEngine):
     name = "static"
@@ -70,16 +82,12 @@ class StaticEngine(RunToCompletionEngine):
             request.metrics.first_scheduled_time = now
         # Each row's tokens so far: its prompt, and the output it had if this batch runs
         # again after a step raised (RunToCompletionEngine.run_step).
-        longest = max(len(r.all_token_ids) for r in batch)
-        pad_lens = [longest - len(r.all_token_ids) for r in batch]
+        ids, positions, pad_lens = left_padded([r.all_token_ids for r in batch])
+        longest = len(ids[0])
         # Reserved up front.
         capacity = longest + max(r.params.max_tokens - len(r.output_token_ids)
                                  for r in batch)
         cache = PaddedBatchKVCache(self, pad_lens, capacity)
-
-        # Prefill: every prompt, left-padded to the longest. Padding gets position 0.
-        ids = [[0] * pad + r.all_token_ids for pad, r in zip(pad_lens, batch)]
-        positions = [[max(0, col - pad) for col in range(longest)] for pad in pad_lens]
         yield self.forward_and_sample(batch, cache, ids, positions, "prefill", capacity)
 
         # Decode until the longest request is done; finished rows ride along (one that

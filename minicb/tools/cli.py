@@ -1,4 +1,4 @@
-"""Command line: ``python -m minicb generate|chat|demo|serve|bench ...``."""
+"""Command line: ``python -m minicb generate|chat|demo|serve|bench|check ...``."""
 import argparse
 import sys
 
@@ -10,6 +10,7 @@ from ..sampling import SamplingParams
 from .bench import main as bench_main
 from .bench_serve import main as bench_serve_main
 from .demo import main as demo_main
+from .exercises import main as check_main
 from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
 from .server import MAX_REQUEST_BYTES, chat_prompt, make_app
@@ -89,6 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: EngineConfig's, half the CPUs)")
     bench.add_argument("--out", default=None, help="also write the results as JSON here")
     add_engine_options(bench)
+
+    exercise = command("check", "check an exercise you wrote (notebooks/exercises/) inside "
+                       "the real engine")
+    exercise.add_argument("name", nargs="?", help="the exercise; --list names them")
+    exercise.add_argument("--list", action="store_true", help="every exercise, one a line")
+    exercise.add_argument("--reference", action="store_true",
+                          help="check the engine's own code instead of yours (without a "
+                          "name: every exercise)")
+    exercise.add_argument("--file", default=None,
+                          help="your function's file (default: notebooks/exercises/NAME.py)")
     return parser
 
 
@@ -101,6 +112,8 @@ def run_command(args):
         return chat(args)
     if args.command == "serve":
         return serve(args)
+    if args.command == "check":
+        return check_main(args)
     return generate(args)
 
 

@@ -1,0 +1,373 @@
+"""Exercises: pieces of the engine a student writes, checked inside the engine.
+
+Each exercise is one function of the engine, its *target*: the scheduler's
+admission, the block manager's allocate, the dynamic batcher's window. The
+student's version lives in ``notebooks/exercises/NAME.py``, a stub that raises
+NotImplementedError until it is written. A check works the same way for every
+exercise: it swaps the student's function in for the engine's own
+(``swapped_in``), runs the stage on a real workload with the tiny model, and
+compares with the run of the engine's own code, request for request and step
+for step. After every step it also checks what the engine always holds to: no
+more than ``max_num_seqs`` running, no step over the token budget, no KV
+memory held twice or lost; and at the end, none held at all.
+
+Both runs are on a virtual clock, on which every step takes a millisecond and
+nothing else takes any time, so a decision that depends on time comes out the
+same in both. The
+reference solution is the engine's own code.
+
+    python -m minicb check --list
+    python -m minicb check admission          # your notebooks/exercises/admission.py
+    python -m minicb check --reference        # the engine's own code, every exercise
+"""
+import importlib
+import importlib.util
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..checkpoint import make_tiny_checkpoint
+from ..executors.simulated import VirtualClock
+from ..llm import LLMEngine
+from ..sampling import SamplingParams
+from ..stages.continuous import SlotManager
+from ..stages.paged import BlockManager
+from .workload import synthetic_workload
+
+STUBS = Path(__file__).resolve().parents[2] / "notebooks" / "exercises"
+STEP_SECONDS = 1e-3          # what each step costs on the check's virtual clock
+STRANDED_AFTER = 10.0        # virtual seconds: every check's workload ends well before
+TINY_KV_BYTES = 512           # the tiny Llama's K and V of one token in fp32: 2 x 2 x 2 x 16 x 4
+
+
+class CheckFailed(AssertionError):
+    """A check found a difference; its message says where, in the student's terms."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    chapter: int
+    target: str                  # "module:Class.function" or "module:function"
+    task: str                    # one line: what to write
+    engines: tuple               # the stage and its options: one run each
+    workload: dict               # synthetic_workload's arguments
+    sampling: dict = field(default_factory=dict)   # SamplingParams beyond max_tokens
+
+    @property
+    def stub(self) -> Path:
+        return STUBS / f"{self.name}.py"
+
+    @property
+    def function_name(self) -> str:
+        return self.target.rpartition(".")[2].rpartition(":")[2]
+
+
+def exercise(name, chapter, target, task, engine, sampling=None, **workload) -> Exercise:
+    engines = (engine,) if isinstance(engine, dict) else tuple(engine)
+    return Exercise(name, chapter, target, task, engines, workload, sampling or {})
+
+
+SCHEDULER, PAGED = "minicb.stages.iteration:Scheduler", "minicb.stages.paged"
+# ANCHOR: exercises
+EXERCISES = {e.name: e for e in [
+    exercise("stop_reason", 1, "minicb.stages.base:stop_reason",
+             "why a request ends: a stop token, end of sequence, or max_tokens",
+             dict(engine="single"), num_requests=12, output_len=(1, 12),
+             sampling=dict(ignore_eos=False, stop_token_ids=list(range(3, 259, 16)))),
+    exercise("top_p", 1, "minicb.stages.base:keep_top_p",
+             "nucleus sampling: keep each row's smallest set of tokens reaching top_p",
+             dict(engine="single"), num_requests=8, output_len=(4, 12),
+             sampling=dict(temperature=1.0, top_p=0.6, seed=7)),
+    exercise("left_padding", 2, "minicb.stages.static:left_padded",
+             "pad a static batch's prompts on the left, with their positions",
+             dict(engine="static", max_batch_size=4), num_requests=12, prompt_len=(1, 40)),
+    exercise("static_batches", 2, "minicb.stages.static:StaticEngine.next_batch",
+             "cut the next static batch, sorted by max_tokens when bucketing",
+             dict(engine="static", max_batch_size=3, bucket_by_length=True),
+             num_requests=14, output_len=(1, 24)),
+    exercise("dynamic_window", 3, "minicb.stages.dynamic:DynamicEngine.next_batch",
+             "close a batch when it is full or its oldest request has waited long enough",
+             dict(engine="dynamic", max_batch_size=4, max_wait_ms=20), num_requests=22,
+             qps=60.0),
+    exercise("tpot", 3, "minicb.request:RequestMetrics.tpot",
+             "time per output token after the first",
+             dict(engine="dynamic", max_batch_size=4, max_wait_ms=10), num_requests=16,
+             output_len=(1, 12), qps=200.0),
+    exercise("admission", 4, f"{SCHEDULER}.admit",
+             "admit waiting requests in order under max_num_seqs and the token budget",
+             dict(engine="continuous", max_num_seqs=3, max_num_batched_tokens=48),
+             num_requests=16, prompt_len=(4, 40), qps=2000.0),
+    exercise("first_fit", 4, "minicb.stages.continuous:SlotManager.first_fit",
+             "find the first hole a request's contiguous slot fits in",
+             dict(engine="continuous", max_num_seqs=6, kv_reservation="oracle",
+                  kv_cache_memory_bytes=120 * TINY_KV_BYTES), num_requests=16,
+             prompt_len=(4, 24), output_len=(4, 24), qps=300.0),
+    exercise("block_allocation", 5, f"{PAGED}:BlockManager.allocate",
+             "grow a request's block table to cover its tokens",
+             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=64),
+             num_requests=16),
+    exercise("slot_mapping", 5, f"{PAGED}:BlockManager.cache_rows",
+             "map token positions to cache rows through the block table",
+             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=64),
+             num_requests=16),
+    exercise("preemption", 6, f"{PAGED}:PagedScheduler.preempt",
+             "preempt by recomputation: free a request's blocks and requeue it",
+             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=24),
+             num_requests=16, prompt_len=(4, 24), output_len=(4, 24)),
+    exercise("chunking", 6, f"{SCHEDULER}.fit",
+             "how many of a request's tokens fit this step's budget (chunked prefill)",
+             # Small enough to preempt: a request recomputed after a preemption may hold
+             # more tokens than a step, and runs in chunks even with chunking off.
+             [dict(engine="paged", max_num_seqs=4, enable_chunked_prefill=chunked,
+                   max_num_batched_tokens=16, block_size=4, num_blocks=20)
+              for chunked in (True, False)], num_requests=12, prompt_len=(4, 16),
+             output_len=(8, 24)),
+    exercise("admission_trigger", 6, f"{SCHEDULER}.admission_open",
+             "admit only every schedule_interval steps, and when enough wait",
+             dict(engine="continuous", max_num_seqs=4, schedule_interval=3,
+                  waiting_served_ratio=1.5), num_requests=20, qps=300.0),
+]}
+# ANCHOR_END: exercises
+
+
+# ANCHOR: swapped_in
+@contextmanager
+def swapped_in(target: str, replacement):
+    """For the duration: ``replacement`` where the engine has ``target``
+    ("module:Class.attribute" or "module:function"); a property stays one."""
+    module_name, _, path = target.partition(":")
+    owner = importlib.import_module(module_name)
+    *outer, name = path.split(".")
+    for part in outer:
+        owner = getattr(owner, part)
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    if isinstance(original, property):
+        replacement = property(replacement)
+    setattr(owner, name, replacement)
+    try:
+        yield original
+    finally:
+        setattr(owner, name, original)
+# ANCHOR_END: swapped_in
+
+
+def engine_function(ex: Exercise):
+    """The engine's own function for an exercise: the reference solution."""
+    module_name, _, path = ex.target.partition(":")
+    owner = importlib.import_module(module_name)
+    for part in path.split("."):
+        owner = getattr(owner, part) if not isinstance(owner, type) else owner.__dict__[part]
+    return owner.fget if isinstance(owner, property) else owner
+
+
+def load_stub(ex: Exercise, path: Path | None = None):
+    """The student's function, from ``notebooks/exercises/NAME.py`` (or ``path``)."""
+    path = Path(path or ex.stub)
+    spec = importlib.util.spec_from_file_location(f"exercise_{ex.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, ex.function_name):
+        raise CheckFailed(f"{path} defines no function {ex.function_name!r}")
+    return getattr(module, ex.function_name)
+
+
+# ANCHOR: check
+def check(name: str, function=None, checkpoint=None) -> str:
+    """Run exercise ``name`` with ``function`` swapped in (None: the engine's own,
+    swapped in the same way) and compare with the engine's own run. Returns a
+    line saying what matched; raises CheckFailed saying where it did not."""
+    ex = EXERCISES[name]
+    checkpoint = checkpoint or tiny_checkpoint()
+    function = function or engine_function(ex)
+    for options in ex.engines:
+        expected = run(ex, checkpoint, options)
+        with swapped_in(ex.target, function):
+            try:
+                got = run(ex, checkpoint, options)
+            except NotImplementedError:
+                raise CheckFailed(f"{name}: not written yet. Write {ex.function_name} in "
+                                  f"{ex.stub} (it still raises NotImplementedError)") from None
+            except CheckFailed as failed:
+                raise CheckFailed(f"{name}{settings(ex, options)}: {failed}") from None
+            except Exception as error:
+                raise CheckFailed(f"{name}{settings(ex, options)}: your {ex.function_name} "
+                                  f"raised {type(error).__name__}: {error}") from error
+        compare(f"{name}{settings(ex, options)}", expected, got)
+    return (f"{name}: passed. The same {len(got.steps)} steps as the engine's own code, "
+            f"and each of the {len(got.tokens)} requests got its tokens.")
+
+
+def settings(ex: Exercise, options: dict) -> str:
+    """Where an exercise runs more than one way, which one: what sets it apart."""
+    if len(ex.engines) == 1:
+        return ""
+    differing = {k: v for k, v in options.items()
+                 if any(other.get(k) != v for other in ex.engines)}
+    return " (with " + ", ".join(f"{k}={v}" for k, v in differing.items()) + ")"
+# ANCHOR_END: check
+
+
+@dataclass
+class Run:
+    tokens: dict            # request id -> output token ids
+    reasons: dict           # request id -> finish reason
+    tpot: dict              # request id -> seconds on the check's virtual clock
+    steps: list             # (kind, requests run, tokens fed, KV reserved) per step
+    preemptions: int
+
+
+def run(ex: Exercise, checkpoint, options: dict) -> Run:
+    """The exercise's workload through its stage, on a virtual clock, with the
+    engine's invariants checked after every step."""
+    workload = synthetic_workload(seed=0, **ex.workload)
+    with swapped_in("minicb.executors.plain:Executor.clock", VirtualClock()):
+        engine = LLMEngine(checkpoint, **options)
+    pending = sorted(zip(workload.arrival_times, range(len(workload.prompts))))
+    requests, clock = {}, engine.clock
+    deadline = max(workload.arrival_times) + STRANDED_AFTER
+    with engine.stage.measuring() as steps:
+        while pending or engine.has_unfinished_requests():
+            if clock() > deadline:
+                stranded = [i for i, r in requests.items() if not r.finished]
+                raise CheckFailed(f"requests {stranded} were still unfinished "
+                                  f"{STRANDED_AFTER:.0f} s after the last arrival: stranded")
+            while pending and pending[0][0] <= clock():
+                _, i = pending.pop(0)
+                params = SamplingParams(max_tokens=workload.params[i].max_tokens,
+                                        **{"ignore_eos": True, **ex.sampling})
+                engine.add_request(workload.prompts[i], params, arrival_time=clock(),
+                                   request_id=str(i))
+                requests[str(i)] = engine.requests[str(i)]
+            ran = len(steps)
+            engine.step()
+            if len(steps) > ran:
+                invariant_problems(engine.stage, steps)
+                clock.sleep(STEP_SECONDS)
+            elif pending and not engine.has_unfinished_requests():
+                clock.sleep(pending[0][0] - clock())       # idle until the next arrival
+            else:
+                clock.sleep(2e-4)                           # a batch window still open
+    held = kv_held(engine.stage)
+    if held:
+        raise CheckFailed(f"after the run, KV memory is still held: {held}")
+    return Run({i: r.output_token_ids for i, r in requests.items()},
+               {i: r.finish_reason for i, r in requests.items()},
+               {i: r.metrics.tpot for i, r in requests.items()},
+               [(s.kind, [r for r in s.rows if r is not None], s.num_tokens, s.kv_reserved)
+                for s in steps], sum(r.num_preemptions for r in requests.values()))
+
+
+def invariant_problems(stage, steps: list):
+    """What stages 4-5 hold to after each step; CheckFailed naming the step if not."""
+    cfg, kv = stage.config, getattr(stage, "kv", None)
+    if kv is None:
+        return
+    running = stage.scheduler.running
+    problem = None
+    if len(running) > cfg.max_num_seqs:
+        problem = f"{len(running)} requests run, more than max_num_seqs {cfg.max_num_seqs}"
+    elif steps[-1].num_tokens > cfg.max_num_batched_tokens:
+        problem = (f"the step fed {steps[-1].num_tokens} tokens, more than "
+                   f"max_num_batched_tokens {cfg.max_num_batched_tokens}")
+    elif isinstance(kv, BlockManager):
+        problem = block_problems(kv)
+    elif isinstance(kv, SlotManager):
+        problem = slot_problems(kv)
+    if problem:
+        raise CheckFailed(f"after step {len(steps)}: {problem}")
+
+
+def block_problems(kv: BlockManager) -> str | None:
+    held = [b for table in kv.block_tables.values() for b in table]
+    twice = sorted({b for b in held if held.count(b) > 1} | set(held) & set(kv.free_blocks))
+    if twice:
+        return f"blocks {twice} are given out twice (or held and free at once)"
+    lost = sorted(set(range(kv.num_blocks)) - set(held) - set(kv.free_blocks))
+    return f"blocks {lost} are neither free nor held: lost" if lost else None
+
+
+def slot_problems(kv: SlotManager) -> str | None:
+    runs = sorted(kv.holes + list(kv.slot_of.values()), key=lambda rows: rows.start)
+    for before, after in zip(runs, runs[1:]):
+        if before.stop != after.start:
+            return f"cache rows {before} and {after} overlap or leave a gap"
+    if runs and (runs[0].start, runs[-1].stop) != (0, kv.capacity):
+        return f"slots and holes cover rows {runs[0].start}..{runs[-1].stop}, not 0..{kv.capacity}"
+    return None
+
+
+def kv_held(stage) -> str | None:
+    kv = getattr(stage, "kv", None)
+    if isinstance(kv, BlockManager) and (kv.block_tables or len(kv.free_blocks) < kv.num_blocks):
+        return f"{kv.num_blocks - len(kv.free_blocks)} blocks, by requests {list_ids(kv.block_tables)}"
+    if isinstance(kv, SlotManager) and (kv.slot_of or kv.holes != [range(kv.capacity)]):
+        return f"slots of requests {list_ids(kv.slot_of)}; free rows {kv.holes}"
+    return None
+
+
+def list_ids(held: dict) -> list:
+    return [r.request_id for r in held]
+
+
+def compare(name: str, expected: Run, got: Run):
+    """The first difference between the engine's run and the student's, in words."""
+    for i, (want, have) in enumerate(zip(expected.steps, got.steps)):
+        if want != have:
+            raise CheckFailed(f"{name}: step {i + 1} differs. The engine's own code ran "
+                              f"{describe(want)}; with yours it ran {describe(have)}")
+    if len(expected.steps) != len(got.steps):
+        raise CheckFailed(f"{name}: the engine's own code took {len(expected.steps)} steps; "
+                          f"with yours, {len(got.steps)}")
+    if expected.preemptions != got.preemptions:
+        raise CheckFailed(f"{name}: the engine's own code preempted {expected.preemptions} "
+                          f"times; with yours, {got.preemptions}")
+    for rid, want in expected.tokens.items():
+        have = got.tokens[rid]
+        if want != have or expected.reasons[rid] != got.reasons[rid]:
+            first = next((j for j, (a, b) in enumerate(zip(want, have)) if a != b),
+                         min(len(want), len(have)))
+            raise CheckFailed(
+                f"{name}: request {rid} got {have} ({got.reasons[rid]}); the engine's own "
+                f"code gives {want} ({expected.reasons[rid]}): they part at output token {first}")
+        if abs(expected.tpot[rid] - got.tpot[rid]) > 1e-9:
+            raise CheckFailed(f"{name}: request {rid}'s TPOT is {got.tpot[rid]:.6f} s; "
+                              f"the engine's own code gives {expected.tpot[rid]:.6f} s")
+
+
+def describe(step) -> str:
+    kind, rows, tokens, reserved = step
+    return (f"a {kind} step of requests {rows} ({tokens} tokens fed, "
+            f"{reserved} KV token slots held)")
+
+
+def tiny_checkpoint() -> str:
+    return str(make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0))
+
+
+def listing() -> list[str]:
+    """One line per exercise: its name, chapter, task and the engine code it replaces."""
+    return [f"{e.name:18s} chapter {e.chapter}  {e.task} ({e.target})" for e in EXERCISES.values()]
+
+
+def main(args) -> int:
+    """``python -m minicb check``: 0 when every check asked for passed."""
+    if args.list:
+        print("\n".join(listing()))
+        return 0
+    if args.name is not None and args.name not in EXERCISES:
+        raise ValueError(f"no exercise {args.name!r}; --list names them: {', '.join(EXERCISES)}")
+    if args.name is None and not args.reference:
+        raise ValueError("name an exercise (--list names them), or give --reference "
+                         "to check the engine's own code for every one")
+    names = [args.name] if args.name else list(EXERCISES)
+    failed = 0
+    for name in names:
+        try:
+            ex = EXERCISES[name]
+            function = engine_function(ex) if args.reference else load_stub(ex, args.file)
+            print(check(name, function))
+        except CheckFailed as failure:
+            print(f"FAILED {failure}")
+            failed += 1
+    return 1 if failed else 0
