@@ -148,7 +148,7 @@ def test_every_flag_of_every_command_has_help_and_shows_its_default():
 
     top = build_parser()
     commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(commands.choices) == {"generate", "chat", "demo", "serve", "bench"}
+    assert set(commands.choices) == {"generate", "chat", "demo", "serve", "bench", "check"}
     assert all(name in top.description for name in commands.choices)
     for name, parser in [*commands.choices.items(), ("bench serve", bench_serve_parser())]:
         for action in parser._actions:
