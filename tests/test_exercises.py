@@ -3,7 +3,7 @@ with a message a student can act on, and wrong answers are caught where they
 go wrong."""
 import subprocess
 import sys
-from collections import deque
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +120,13 @@ def test_the_command_lists_and_checks(tmp_path):
     assert wrong.stdout.startswith("FAILED chunking (with enable_chunked_prefill=False): step")
     unknown = run("chunkin")
     assert unknown.returncode == 2 and "no exercise 'chunkin'; --list names them" in unknown.stderr
+
+
+def test_each_chapter_ends_with_its_exercises():
+    lessons = Path(__file__).resolve().parents[1] / "lessons"
+    for ex in EXERCISES.values():
+        chapter = next(lessons.glob(f"0{ex.chapter}_*.md")).read_text()
+        listed = chapter.split("\n## Exercises\n", 1)[-1]
+        assert "\n## Exercises\n" in chapter and f"- `{ex.name}`:" in listed, ex.name
+        assert (Path(__file__).resolve().parents[1] / "notebooks" / "exercises" /
+                f"{ex.name}.py").is_file()

@@ -174,28 +174,34 @@ def load_stub(ex: Exercise, path: Path | None = None):
 
 # ANCHOR: check
 def check(name: str, function=None, checkpoint=None) -> str:
-    """Run exercise ``name`` with ``function`` swapped in (None: the engine's own,
-    swapped in the same way) and compare with the engine's own run. Returns a
-    line saying what matched; raises CheckFailed saying where it did not."""
+    """Run exercise ``name`` with ``function`` swapped in (None: the engine's
+    own, swapped in the same way) and compare with the engine's own run. Returns
+    a line saying what matched; raises CheckFailed saying where it did not."""
     ex = EXERCISES[name]
     checkpoint = checkpoint or tiny_checkpoint()
-    function = function or engine_function(ex)
     for options in ex.engines:
+        label = name + settings(ex, options)
         expected = run(ex, checkpoint, options)
-        with swapped_in(ex.target, function):
-            try:
-                got = run(ex, checkpoint, options)
-            except NotImplementedError:
-                raise CheckFailed(f"{name}: not written yet. Write {ex.function_name} in "
-                                  f"{ex.stub} (it still raises NotImplementedError)") from None
-            except CheckFailed as failed:
-                raise CheckFailed(f"{name}{settings(ex, options)}: {failed}") from None
-            except Exception as error:
-                raise CheckFailed(f"{name}{settings(ex, options)}: your {ex.function_name} "
-                                  f"raised {type(error).__name__}: {error}") from error
-        compare(f"{name}{settings(ex, options)}", expected, got)
-    return (f"{name}: passed. The same {len(got.steps)} steps as the engine's own code, "
-            f"and each of the {len(got.tokens)} requests got its tokens.")
+        with swapped_in(ex.target, function or engine_function(ex)):
+            got = run_yours(ex, label, checkpoint, options)
+        compare(label, expected, got)
+    return (f"{name}: passed. The same {len(got.steps)} steps as the engine's "
+            f"own code, and each of the {len(got.tokens)} requests got its tokens.")
+# ANCHOR_END: check
+
+
+def run_yours(ex: Exercise, label: str, checkpoint, options: dict):
+    """``run``, with what the student's function raised told in their terms."""
+    try:
+        return run(ex, checkpoint, options)
+    except NotImplementedError:
+        raise CheckFailed(f"{ex.name}: not written yet. Write {ex.function_name} in "
+                          f"{ex.stub} (it still raises NotImplementedError)") from None
+    except CheckFailed as failed:
+        raise CheckFailed(f"{label}: {failed}") from None
+    except Exception as error:
+        raise CheckFailed(f"{label}: your {ex.function_name} raised "
+                          f"{type(error).__name__}: {error}") from error
 
 
 def settings(ex: Exercise, options: dict) -> str:
