@@ -1,6 +1,8 @@
 """The course's exercises: every reference passes its check, every stub fails
 with a message a student can act on, and wrong answers are caught where they
 go wrong."""
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +132,14 @@ def test_each_chapter_ends_with_its_exercises():
         assert "\n## Exercises\n" in chapter and f"- `{ex.name}`:" in listed, ex.name
         assert (Path(__file__).resolve().parents[1] / "notebooks" / "exercises" /
                 f"{ex.name}.py").is_file()
+
+
+def test_each_notebook_is_course_material_and_links_its_exercises():
+    linked = set()
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb")):
+        cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+        assert cells[1].startswith("## What you will learn") and "**Before you run it:**" in cells[1] \
+            and "?" in cells[1], path.name
+        assert cells[-1].startswith("## Try this"), path.name
+        linked |= set(re.findall(r"\]\(exercises/(\w+)\.py\)", cells[-1]))
+    assert linked == set(EXERCISES)
