@@ -182,26 +182,29 @@ def check(name: str, function=None, checkpoint=None) -> str:
     for options in ex.engines:
         label = name + settings(ex, options)
         expected = run(ex, checkpoint, options)
-        with swapped_in(ex.target, function or engine_function(ex)):
-            got = run_yours(ex, label, checkpoint, options)
+        function = function or engine_function(ex)
+        with swapped_in(ex.target, function):
+            got = run_yours(ex, label, checkpoint, options, function.__code__.co_filename)
         compare(label, expected, got)
     return (f"{name}: passed. The same {len(got.steps)} steps as the engine's "
             f"own code, and each of the {len(got.tokens)} requests got its tokens.")
 # ANCHOR_END: check
 
 
-def run_yours(ex: Exercise, label: str, checkpoint, options: dict):
-    """``run``, with what the student's function raised told in their terms."""
+def run_yours(ex: Exercise, label: str, checkpoint, options: dict, where: str):
+    """``run``, with what the student's function (from file ``where``) raised
+    told in their terms."""
     try:
         return run(ex, checkpoint, options)
     except NotImplementedError:
         raise CheckFailed(f"{ex.name}: not written yet. Write {ex.function_name} in "
-                          f"{ex.stub} (it still raises NotImplementedError)") from None
+                          f"{where} (it still raises NotImplementedError)") from None
     except CheckFailed as failed:
         raise CheckFailed(f"{label}: {failed}") from None
     except Exception as error:
+        step = " ".join(getattr(error, "__notes__", []))
         raise CheckFailed(f"{label}: your {ex.function_name} raised "
-                          f"{type(error).__name__}: {error}") from error
+                          f"{type(error).__name__} {step}: {error}") from error
 
 
 def settings(ex: Exercise, options: dict) -> str:
@@ -246,7 +249,11 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                                    request_id=str(i))
                 requests[str(i)] = engine.requests[str(i)]
             ran = len(steps)
-            engine.step()
+            try:
+                engine.step()
+            except Exception as error:
+                error.add_note(f"in step {ran + 1}")
+                raise
             if len(steps) > ran:
                 invariant_problems(engine.stage, steps)
                 clock.sleep(STEP_SECONDS)
