@@ -182,9 +182,9 @@ def check(name: str, function=None, checkpoint=None) -> str:
     for options in ex.engines:
         label = name + settings(ex, options)
         expected = run(ex, checkpoint, options)
-        function = function or engine_function(ex)
-        with swapped_in(ex.target, function):
-            got = run_yours(ex, label, checkpoint, options, function.__code__.co_filename)
+        yours = function or engine_function(ex)
+        with swapped_in(ex.target, yours):
+            got = run_yours(ex, label, checkpoint, options, yours.__code__.co_filename)
         compare(label, expected, got)
     return (f"{name}: passed. The same {len(got.steps)} steps as the engine's "
             f"own code, and each of the {len(got.tokens)} requests got its tokens.")
