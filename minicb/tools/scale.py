@@ -15,6 +15,7 @@ A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
 """
 import os
+import platform
 from dataclasses import dataclass
 
 import torch
@@ -141,7 +142,8 @@ class Scale:
             torch.cuda.synchronize()
 
     def describe(self) -> str:
-        where = f"GPU: {self.gpu} ({self.gpu_memory / 2**30:.0f} GiB)" if self.gpu else "CPU"
+        where = (f"GPU: {self.gpu} ({self.gpu_memory / 2**30:.0f} GiB)" if self.gpu
+                 else f"CPU: {platform.machine()}, {os.cpu_count()} cores")
         what = {"cpu": "CPU scale", "full": "full scale",
                 "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
         return f"{what} | {where} | {self.dtype}"
