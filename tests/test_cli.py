@@ -1,6 +1,7 @@
 """The command line, run as a user would run it."""
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -15,13 +16,11 @@ def run(*args):
     return result.stdout
 
 
-def test_generate_prints_one_line_per_prompt(llama):
+def test_generate_prints_each_completion_and_what_happened(llama):
     out = run("generate", "--model", llama, "--engine", "static", "--prompt", "Hello",
               "--prompt", "Batching is", "--max-tokens", "5", "--ignore-eos")
-    lines = out.strip().splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("'Hello' -> ") and lines[0].endswith("(5 tokens, length)")
-    assert lines[1].startswith("'Batching is' -> ")
+    status = re.findall(r"^\[5 tokens, stopped at --max-tokens, \d+\.\d\d s\]$", out, re.M)
+    assert out.startswith("Hello") and "\nBatching is" in out and len(status) == 2, out
 
 
 def test_generate_matches_the_python_api(llama):
@@ -31,7 +30,7 @@ def test_generate_matches_the_python_api(llama):
                                                                                     ignore_eos=True))
     out = run("generate", "--model", llama, "--engine", "single", "--prompt", "Hi there",
               "--max-tokens", "6", "--ignore-eos")
-    assert out.strip() == f"'Hi there' -> {expected.text!r}  (6 tokens, length)"
+    assert out.startswith(f"Hi there{expected.text}\n[6 tokens, stopped at --max-tokens, "), out
 
 
 def test_demo_prints_real_answers_from_every_stage_and_a_figure(smollm2):
@@ -58,13 +57,15 @@ def test_chat_streams_answers_in_the_chat_template(smollm2):
 
 def test_generate_knows_the_real_model_by_its_short_name(smollm2):
     out = run("generate", "--model", "smollm2", "--prompt", "The capital of France is", "--max-tokens", "3")
-    assert out.startswith("'The capital of France is' -> ' Paris.")
+    assert out.startswith("The capital of France is Paris.")
 
 
 def test_bad_engine_is_refused():
     result = subprocess.run([sys.executable, "-m", "minicb", "generate", "--model", "x", "--engine", "nope",
                              "--prompt", "a"], capture_output=True, text=True)
-    assert result.returncode == 2 and "invalid choice: 'nope'" in result.stderr
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        "minicb generate: error: argument --engine: invalid choice: 'nope' (choose from 'single', "
+        "'static', 'dynamic', 'continuous', 'paged')", "(minicb generate --help lists every option)"]
 
 
 def test_bench_runs_engines_and_peers_on_one_workload(llama):
@@ -103,9 +104,12 @@ def test_chat_starts_over_when_the_conversation_outgrows_the_context(smollm2):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--max-tokens", "-3"], "minicb generate: error: max_tokens must be an integer >= 1, got -3"),
-    (["--max-num-seqs", "0"], "minicb generate: error: max_num_seqs must be an integer >= 1, got 0"),
-    (["--model", "nowhere"], "minicb generate: error: nowhere is not a checkpoint folder"),
+    (["--max-tokens", "-3"], "minicb generate: error: --max-tokens must be an integer >= 1, got -3"),
+    (["--max-num-seqs", "0"], "minicb generate: error: --max-num-seqs must be an integer >= 1, got 0"),
+    (["--model", "nowhere"], "minicb generate: error: model 'nowhere': no such folder. Give a checkpoint "
+                             "folder, or a built-in model: smollm2."),
+    (["--model", "smollm"], "minicb generate: error: model 'smollm': no such folder. Give a checkpoint "
+                            "folder, or a built-in model: smollm2. Did you mean 'smollm2'?"),
 ] + ([] if torch.cuda.is_available() else [
     (["--device", "cuda"], "minicb generate: error: device 'cuda': CUDA is not available here"),
 ]))

@@ -1,5 +1,6 @@
 """Command line: ``python -m minicb generate|chat|demo|serve|bench|check ...``."""
 import argparse
+import re
 import sys
 
 import uvicorn
@@ -26,13 +27,29 @@ def main(argv=None):
     try:
         return run_command(args)
     except (ValueError, FileNotFoundError, ModuleNotFoundError) as error:   # bad input: a message, not a traceback
-        parser.exit(2, f"minicb {args.command}: error: {error}\n")
+        parser.exit(2, f"minicb {args.command}: error: {as_flags(str(error), args)}\n")
+
+
+class Parser(argparse.ArgumentParser):
+    """A mistake in the arguments gets one line and a pointer to --help, not the
+    whole usage above it."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n({self.prog} --help lists every option)\n")
+
+
+def as_flags(message: str, args) -> str:
+    """An option's name as the flag the user typed: max_tokens -> --max-tokens."""
+    for name in vars(args):
+        if "_" in name:
+            message = re.sub(rf"(?<![-\w]){name}\b", "--" + name.replace("_", "-"), message)
+    return message
 
 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="minicb", description=__doc__, formatter_class=Help)
+    parser = Parser(prog="minicb", description=__doc__, formatter_class=Help)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, help):
@@ -147,19 +164,26 @@ def sampling_params(args):
                           top_p=args.top_p, seed=args.seed, ignore_eos=args.ignore_eos)
 
 
+STOPPED = {"length": "stopped at --max-tokens", "eos": "the model ended it",
+           "stop": "stopped at a stop token", "abort": "aborted"}
+
+
 def generate(args):
+    params = sampling_params(args)                 # bad values refused before the model loads
     llm = LLM(args.model, engine=args.engine, **engine_options(args))
-    outputs = llm.generate(args.prompt, sampling_params(args), use_tqdm=len(args.prompt) > 1)
+    outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)
     for out in outputs:
-        print(f"{out.prompt!r} -> {out.text!r}  ({len(out.output_token_ids)} tokens, {out.finish_reason})")
+        why = STOPPED.get(out.finish_reason, f"failed: {out.error}")
+        print(f"{out.prompt}{out.text}")          # the prompt, continued
+        print(f"[{len(out.output_token_ids)} tokens, {why}, {out.metrics.latency:.2f} s]")
 
 
 # ANCHOR: chat
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
+    params = sampling_params(args)                 # bad values refused before the model loads
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
-    params = sampling_params(args)
     first = [{"role": "system", "content": args.system}] if args.system else []
     messages = list(first)
     print(f"minicb chat: {args.model}, stage {args.engine}. An empty line ends.",
