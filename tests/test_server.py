@@ -335,6 +335,6 @@ def test_a_server_process_answers_like_llm_generate_and_stops_on_exit(checkpoint
 def test_a_server_process_that_cannot_start_says_why(checkpoints):
     from minicb.tools.server import ServerProcess
 
-    with pytest.raises(RuntimeError, match="max_model_len must be"):
+    with pytest.raises(RuntimeError, match="minicb serve: error: --max-model-len must be >= 2, got 0"):
         with ServerProcess(checkpoints["llama"], max_model_len=0):
             pass

@@ -182,7 +182,7 @@ def generate(args):
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
-    params = sampling_params(args)                 # bad values refused before the model loads
+    params = sampling_params(args)        # bad values refused before the model loads
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     first = [{"role": "system", "content": args.system}] if args.system else []
     messages = list(first)
