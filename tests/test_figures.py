@@ -1,6 +1,8 @@
 """Figures from CPU-scale runs never land in the committed figures/ folder."""
 import json
 
+import pytest
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -83,6 +85,42 @@ def test_every_committed_figure_has_a_sidecar_naming_its_machine():
     assert figures.simulated_sidecar_problems(folder / "simulated") == []
 
 
+def test_every_committed_figure_reads_in_the_book():
+    folder = figures.project_root() / "figures"
+    for sub in (folder / "cpu", folder / "simulated", folder):
+        assert figures.legibility_problems(sub) == []
+
+
+def test_legibility_measures_the_smallest_text_and_finds_overlaps(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([0, 1], [1, 2])
+    ax.set_xlim(0, 1)
+    ax.set_xticks([0, 0.5, 1, 5])                 # a tick outside the view is not drawn
+    ax.text(0.5, 1.5, "first note", fontsize=5)
+    ax.text(0.5, 1.5, "second note", fontsize=12)
+    png = figures.save_simulated_figure(fig, "crowded", "a100-40gb", "opt-13b", {})
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert meta["smallest_text_px"] == round(5 * figures.DPI / 72, 1) == 8.3
+    assert meta["overlapping_text"] == ["'first note' over 'second note'"]
+    assert meta["smallest_text_in_book_px"] == meta["smallest_text_px"]      # 6 in: not shrunk
+    assert figures.legibility_problems(tmp_path) == [
+        "crowded.png: its smallest text shows 8.3 px tall in the book",
+        "crowded.png: 'first note' over 'second note'"]
+
+
+def test_a_figure_wider_than_the_column_shrinks_with_its_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots(figsize=(16, 3))
+    ax.plot([0, 1], [1, 2])
+    png = figures.save_simulated_figure(fig, "wide", "a100-40gb", "opt-13b", {})
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert meta["width_px"] > figures.COLUMN_PX
+    shrunk = meta["smallest_text_px"] * figures.COLUMN_PX / meta["width_px"]
+    assert meta["smallest_text_in_book_px"] == round(shrunk, 1) < figures.SMALLEST_LABEL_PX
+    assert meta["overlapping_text"] == []
+
+
 def test_a_simulated_figure_says_so_on_the_figure_and_in_its_sidecar(tmp_path, monkeypatch):
     monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
     fig, ax = plt.subplots()
@@ -96,3 +134,24 @@ def test_a_simulated_figure_says_so_on_the_figure_and_in_its_sidecar(tmp_path, m
     png.with_suffix(".json").unlink()
     assert figures.simulated_sidecar_problems(tmp_path) == ["predicted.png: no sidecar marking it "
                                                             "simulated, with its GPU and model"]
+
+
+def test_a_legend_over_a_label_is_found(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend(loc="center")
+    ax.text(0.5, 0.5, "hidden", ha="center", va="center", transform=ax.transAxes)
+    png = figures.save_simulated_figure(fig, "covered", "a100-40gb", "opt-13b", {})
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert "the legend over 'hidden'" in meta["overlapping_text"]
+
+
+def test_a_legend_on_the_figure_is_refused_before_it_lands_on_the_stamp(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="a line")
+    fig.legend(loc="lower center")
+    with pytest.raises(ValueError, match="moved.png: a legend on the figure"):
+        figures.save_simulated_figure(fig, "moved", "a100-40gb", "opt-13b", {})
+    assert not (tmp_path / "moved.png").exists()

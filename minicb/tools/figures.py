@@ -74,14 +74,10 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     measured at, and ``name``.json (environment + ``meta``: model shape,
     dtype, workload, ...). Returns the PNG's path."""
     out = figure_dir()
-    png = out / f"{name}.png"
     env = dict(**environment(), machine=machine(), scale=SCALE_NAMES[run_scale().name])
-    drawn = fig.get_tightbbox()                 # in inches: the stamp goes below everything drawn
-    fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, stamp(env, meta),
-             fontsize=7, color="0.35", ha="left", va="top")
-    fig.savefig(png, dpi=120, bbox_inches="tight")
+    png, legibility = stamped_png(fig, out / f"{name}.png", stamp(env, meta))
     elapsed = round(time.perf_counter() - STARTED, 1)
-    sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **meta)
+    sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
     sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
@@ -96,16 +92,111 @@ def save_simulated_figure(fig, name: str, hardware: str, model: str, meta: dict)
     gpu = HARDWARE[hardware]
     line = (f"simulated, not measured: minicb.costmodel, {gpu.name}, {model} | "
             f"{datetime.date.today().isoformat()}")
-    drawn = fig.get_tightbbox()
-    fig.text(drawn.x0 / fig.get_figwidth(), drawn.y0 / fig.get_figheight() - 0.01, line,
-             fontsize=7, color="0.35", ha="left", va="top")
-    png = out / f"{name}.png"
-    fig.savefig(png, dpi=120, bbox_inches="tight")
+    png, legibility = stamped_png(fig, out / f"{name}.png", line)
     sidecar = dict(figure=png.name, simulated=True, hardware=dataclasses.asdict(gpu),
                    model=dataclasses.asdict(MODEL_SHAPES[model]),
-                   date=datetime.date.today().isoformat(), **meta)
+                   date=datetime.date.today().isoformat(), **legibility, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
+
+
+# A figure is drawn for the book's column: 920 px at 1280 px wide (theme/minicb.css). A
+# PNG wider than that is shrunk, and its text with it.
+DPI = 120
+COLUMN_PX = 910
+SMALLEST_LABEL_PX = 9
+STAMP_POINTS = 7.5
+
+
+def stamped_png(fig, png: Path, line: str) -> tuple[Path, dict]:
+    """Save ``fig`` with ``line`` under everything drawn; say how its text reads."""
+    if fig.legends:
+        # Cropping the PNG to what is drawn moves a legend placed on the figure, onto
+        # whatever lies below it; one placed on an axes stays where it was drawn.
+        raise ValueError(f"{png.name}: a legend on the figure (fig.legend) moves when the PNG "
+                         "is cropped; give it to an axes (ax.legend, with bbox_to_anchor)")
+    fig.canvas.draw()                           # a legend finds its place only when drawn
+    drawn = fig.get_tightbbox()                 # in inches: the stamp goes below everything drawn
+    fig.text(drawn.x0 / fig.get_figwidth(), (drawn.y0 - 0.05) / fig.get_figheight(), line,
+             fontsize=STAMP_POINTS, color="0.35", ha="left", va="top")
+    fig.savefig(png, dpi=DPI, bbox_inches="tight")
+    return png, legibility(fig, png)
+
+
+def legibility(fig, png: Path) -> dict:
+    """The smallest text on the figure in pixels of its PNG, that text's height
+    once the book's column shrinks the PNG, and every pair of texts that overlap."""
+    from PIL import Image
+
+    texts = drawn_texts(fig)
+    smallest = min((t.get_fontsize() for t in texts), default=0) * DPI / 72
+    width = Image.open(png).size[0]
+    return dict(smallest_text_px=round(smallest, 1), width_px=width,
+                smallest_text_in_book_px=round(smallest * min(1, COLUMN_PX / width), 1),
+                overlapping_text=overlapping(texts, fig))
+
+
+def drawn_texts(fig) -> list:
+    """Every text the figure shows: titles, labels, legends, notes, and the tick
+    labels of ticks inside their axis's view (matplotlib keeps others it does not draw)."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    ticks = {id(label): tick for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+             for label in (tick.label1, tick.label2)}
+    views = {id(tick): axis.get_view_interval() for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks()}
+
+    def shown(text):
+        if not (text.get_visible() and text.get_text().strip()):
+            return False
+        tick = ticks.get(id(text))
+        if tick is None:
+            return True
+        low, high = sorted(views[id(tick)])
+        span = (high - low) * 1e-6
+        return tick.get_visible() and low - span <= tick.get_loc() <= high + span
+
+    return [t for t in fig.findobj(Text) if shown(t)]
+
+
+def legibility_problems(folder) -> list[str]:
+    """Figures in ``folder`` whose smallest text would show under 9 px in the
+    book, or whose texts overlap, as their sidecars measured them."""
+    problems = []
+    for sidecar in sorted(Path(folder).glob("*.json")):
+        meta = json.loads(sidecar.read_text())
+        if "smallest_text_in_book_px" not in meta:
+            problems.append(f"{sidecar.name}: does not say how its text reads (saved before it did)")
+            continue
+        if meta["smallest_text_in_book_px"] < SMALLEST_LABEL_PX:
+            problems.append(f"{meta['figure']}: its smallest text shows "
+                            f"{meta['smallest_text_in_book_px']} px tall in the book")
+        problems += [f"{meta['figure']}: {pair}" for pair in meta["overlapping_text"]]
+    return problems
+
+
+def overlapping(texts, fig) -> list[str]:
+    """Pairs of texts that cross or come within 2 pixels of each other (at that
+    distance two labels read as one), and texts that a legend's box covers."""
+    renderer = fig.canvas.get_renderer()
+    boxes = [(repr(t.get_text()), t.get_window_extent(renderer)) for t in texts]
+    found = [f"{a} over {b}" for i, (a, box_a) in enumerate(boxes)
+             for b, box_b in boxes[i + 1:] if crossing(box_a, box_b, margin=2)]
+    for legend in [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+        own = {id(t) for t in legend.get_texts()} | {id(legend.get_title())}
+        frame = legend.get_window_extent(renderer)
+        found += [f"the legend over {t.get_text()!r}" for t in texts
+                  if id(t) not in own and crossing(frame, t.get_window_extent(renderer), margin=0)]
+    return found
+
+
+def crossing(a, b, margin: float) -> bool:
+    """Whether boxes ``a`` and ``b`` overlap, or come within ``margin`` pixels."""
+    wide = min(a.x1, b.x1) - max(a.x0, b.x0)
+    tall = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return wide > -margin and tall > -margin
 
 
 def simulated_sidecar_problems(folder) -> list[str]:
