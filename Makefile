@@ -7,7 +7,7 @@
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
-#   make figures-simulated   rerun notebook 10: the cost model's predictions, into figures/simulated/
+#   make figures-simulated   rerun notebook 11: the cost model's predictions, into figures/simulated/
 #   make notebook-outputs    run every notebook on this CPU and save its outputs in place
 #
 # On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
@@ -90,9 +90,9 @@ serve-book: $(VENV)/.installed-dev
 # on the machine; a timed one is listed once its notebook repeats the run, shows the
 # spread and asserts what its chapter claims.
 CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_dynamic_window 04_orca_picture 04_tokens_per_step \
-               04_latency_cdf 05_block_pool 05_kv_waste 05_running_vs_budget 06_throughput_vs_spread \
-               06_latency_under_load 06_scheduling_knobs 06_interval_and_host_time 07_kv_bytes \
-               08_serving 09_tensor_parallel_split 10_calibration
+               04_latency_cdf 05_block_pool 05_kv_waste 05_running_vs_budget 06_scheduling_knobs \
+               07_throughput_vs_spread 07_latency_under_load 07_interval_and_host_time 08_kv_bytes \
+               09_serving 10_tensor_parallel_split 11_calibration
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
 figures-cpu: $(VENV)/.installed-dev
@@ -104,7 +104,7 @@ figures-cpu: $(VENV)/.installed-dev
 # Every notebook run top to bottom on this CPU, its outputs saved in place, so that it
 # reads without running (on a code-hosting site too). Figures carry the machine's stamp.
 notebook-outputs: $(VENV)/.installed-dev
-	cd notebooks && for nb in 0*.ipynb 10_*.ipynb; do \
+	cd notebooks && for nb in [01]*.ipynb; do \
 	  MINICB_FIGURES_DIR=scratch/figures-outputs CUDA_VISIBLE_DEVICES= ../$(PY) -m jupyter execute --inplace $$nb \
 	    || exit 1; done
 
@@ -112,7 +112,7 @@ notebook-outputs: $(VENV)/.installed-dev
 # machine, so they are drawn here and kept apart from every measured figure.
 figures-simulated: $(VENV)/.installed-dev
 	rm -rf scratch/figures-simulated
-	MINICB_FIGURES_DIR=scratch/figures-simulated $(PY) -m pytest -q --nbval-lax notebooks/10_simulated.ipynb
+	MINICB_FIGURES_DIR=scratch/figures-simulated $(PY) -m pytest -q --nbval-lax notebooks/11_simulated.ipynb
 	rm -rf figures/simulated && mkdir -p figures/simulated
 	cp scratch/figures-simulated/*_simulated.png scratch/figures-simulated/*_simulated.json figures/simulated/
 

@@ -47,7 +47,7 @@ class EngineConfig:
     """Stage 4: the tokens a request's slot reserves when it is admitted: "max"
     (max_model_len, whatever it asks for), "pow2" (the K/V it will write,
     prompt + max_tokens - 1, rounded up to a power of two) or "oracle" (exactly
-    that). The vLLM paper's three ways of sizing Orca's reservations (chapter 10)."""
+    that). The vLLM paper's three ways of sizing Orca's reservations (chapter 11)."""
     max_num_batched_tokens: int | None = None
     """Stages 4-5: the most tokens one forward pass may carry, prefill and
     decode together. Default: max(2048, max_model_len), so any prompt fits."""
@@ -93,7 +93,7 @@ class EngineConfig:
     tensor_parallel_size: int = 1
     """Stages 4-5: split the model across this many worker processes, Megatron
     style, over torch.distributed (NCCL on CUDA, one GPU each; gloo on a CPU).
-    1 runs the model in this process (chapter 9)."""
+    1 runs the model in this process (chapter 10)."""
     seed: int = 0
     """Seeds the random streams of requests that bring no seed of their own."""
     num_threads: int | None = None

@@ -54,7 +54,7 @@ def test_decode_steps_run_the_whole_batch(llama, overlap):
 
 
 def test_decode_steps_run_the_whole_batch_when_prompts_take_many_steps_to_admit(llama):
-    """Notebook 07's roofline at full scale: prompts of 1,024 tokens against a budget of
+    """Notebook 08's roofline at full scale: prompts of 1,024 tokens against a budget of
     2,048 tokens a step, so the batch of 8 joins over several steps."""
     engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", max_num_seqs=8, max_model_len=2048)
     assert engine.config.max_num_batched_tokens == 2048

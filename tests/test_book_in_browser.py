@@ -208,5 +208,7 @@ if __name__ == "__main__":
     pages = survey(book, screenshots=out)
     for page, seen in pages.items():
         for image in seen["images"]:
-            print(f"{page}: {image['src']} shown at {image['shown'] / max(image['natural'], 1):.0%}")
+            shown = image["shown"] / max(image["natural"], 1)
+            label = (smallest_label_px(book, image["src"]) or 0) * shown
+            print(f"{page}: {image['src']} shown at {shown:.0%}, its smallest label {label:.1f} px")
     print("\n".join(problems(book, pages)) or "no problems")

@@ -1,6 +1,6 @@
 """Calibrating this machine: the fit recovers costs it is given, and a profile
 measured from a real run drives the simulated executor. (How well it predicts
-other runs is a measurement: notebook 10 shows and checks it.)"""
+other runs is a measurement: notebook 11 shows and checks it.)"""
 import numpy as np
 import pytest
 

@@ -26,14 +26,14 @@ def test_every_notebook_is_in_exactly_one_part_and_has_sizes():
 
 def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
     """The figure names a part expects are the ones its notebooks save: all of them,
-    but 09's, which needs two GPUs."""
+    but 10's, which needs two GPUs."""
     for part in gpu_run.PARTS:
         saved = set()
         for notebook in part.notebooks:
             cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())["cells"]
             code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
             saved |= set(re.findall(r'save_figure\(\s*\w+,\s*"(\w+)"', code))
-        expected = saved - ({"09_tensor_parallel_split"} if part.name == "parallel" else set())
+        expected = saved - ({"10_tensor_parallel_split"} if part.name == "parallel" else set())
         assert set(part.figures) == expected, part.name
 
 
@@ -104,10 +104,12 @@ def test_the_scale_follows_minicb_scale_and_a_rehearsal_keeps_the_full_lengths(m
     monkeypatch.setenv("MINICB_SCALE", "rehearsal")
     scale = run_scale()
     assert scale == Scale("rehearsal", "cpu", "float32") and scale.full
-    sizes = scale.sizes("06_benchmarks")
-    full = SIZES["06_benchmarks"]["full"]
-    assert sizes["max_model_len"] == full["max_model_len"] and sizes["chunk_sizes"] == full["chunk_sizes"]
-    assert sizes["num_requests"] < full["num_requests"] and sizes["repeats"] == 1
+    sizes = scale.sizes("07_benchmarks")
+    full = SIZES["07_benchmarks"]["full"]
+    assert sizes["max_model_len"] == full["max_model_len"] and sizes["num_requests"] < full["num_requests"]
+    assert sizes["repeats"] == 1
+    knobs = scale.sizes("06_memory_pressure")
+    assert knobs["chunk_sizes"] == SIZES["06_memory_pressure"]["full"]["chunk_sizes"]
     assert scale.model("llama-3.1-8b") == dict(arch="llama", shape="tiny", dtype="float32",
                                                max_position_embeddings=131072)
     monkeypatch.setenv("MINICB_SCALE", "giant")

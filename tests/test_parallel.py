@@ -182,7 +182,7 @@ def test_the_real_model_splits_three_ways_and_refuses_two(smollm2):
 
 
 def test_chapter_9_volumes_for_the_8b_shape():
-    """The table in chapter 9: per rank, bf16, from collective_bytes."""
+    """The table in chapter 10: per rank, bf16, from collective_bytes."""
     from types import SimpleNamespace
 
     from minicb.checkpoint import SHAPES

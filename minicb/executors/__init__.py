@@ -7,9 +7,9 @@ stage knows which executor it has:
 
 - ``Executor`` (``plain.py``) calls the model in this process;
 - ``GraphExecutor`` (``cuda_graphs.py``) replays decode steps from CUDA
-  graphs (chapter 7);
+  graphs (chapter 8);
 - ``ParallelExecutor`` (``parallel.py``) splits the model across worker
-  processes (chapter 9);
+  processes (chapter 10);
 - ``SimulatedExecutor`` (``simulated.py``) runs no model: a cost model says
   what each step would take on a GPU, on a virtual clock.
 """

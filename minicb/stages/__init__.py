@@ -11,7 +11,7 @@ STAGES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngi
           "continuous": ContinuousEngine, "paged": PagedEngine}
 
 # ANCHOR: engine_class
-# Stage 5 with prefix caching (chapter 6), async scheduling (chapter 7), or both.
+# Stage 5 with prefix caching (chapter 6), async scheduling (chapter 8), or both.
 # Keyed by (enable_prefix_caching, async_scheduling).
 PAGED_ENGINES = {(False, False): PagedEngine,
                  (True, False): PrefixCachingEngine,

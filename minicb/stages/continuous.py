@@ -14,7 +14,7 @@ which stage 5 shares; this file says where the K/V live.
 
 The KV cache is still reserved per request, as one contiguous slot taken
 whole at admission: by default ``max_model_len`` tokens, whatever a request
-will actually use (``kv_reservation`` sizes it closer, as chapter 10 does).
+will actually use (``kv_reservation`` sizes it closer, as chapter 11 does).
 Stage 5 removes that waste.
 """
 from dataclasses import dataclass

@@ -88,7 +88,9 @@ class Scheduler:
             admitted.append((request, n))
             budget -= n
         return admitted
+    # ANCHOR_END: scheduler
 
+    # ANCHOR: chunking
     def reserve(self, request, budget) -> int:
         """How many tokens a request being admitted computes this step, with the
         KV memory for them allocated; 0 if they do not fit."""
@@ -113,7 +115,7 @@ class Scheduler:
                 remaining > self.config.max_num_batched_tokens:
             return min(remaining, budget)
         return remaining if remaining <= budget else 0
-# ANCHOR_END: scheduler
+    # ANCHOR_END: chunking
 
     def admission_open(self) -> bool:
         """The rescheduling knobs: admit every schedule_interval steps, and only

@@ -10,7 +10,7 @@ attention reads. Each step's measured time, less the roofline's, is fitted to
 those four costs. Each stage gets its own fit, because each runs different
 Python per step.
 
-The fit sees one workload. Chapter 10's notebook predicts other workloads
+The fit sees one workload. Chapter 11's notebook predicts other workloads
 with it and puts the predictions beside real runs of them.
 """
 import dataclasses

@@ -64,14 +64,14 @@ GPU_TESTS = ["tests/test_kernels.py", "tests/test_paged.py", "tests/test_engines
 
 # Notebooks a GPU run leaves out: they run no model, so they draw the same on any
 # machine (the simulated executor's predictions, made with `make figures-simulated`).
-SAME_ON_ANY_MACHINE = ("10_simulated",)
+SAME_ON_ANY_MACHINE = ("11_simulated",)
 
 PARTS = [
     Part("correctness", "the machine, and the GPU tests: compiled kernels, engines, graphs, server",
          tests=GPU_TESTS, rehearsal_skips="running the GPU tests (collected only: `make test` runs them "
                                           "on this CPU)"),
-    Part("kernels", "kernel bandwidth, what a program reads, the decode roofline", ["07_kernels"],
-         figures=["07_kernel_bandwidth", "07_kv_bytes", "07_decode_roofline"],
+    Part("kernels", "kernel bandwidth, what a program reads, the decode roofline", ["08_kernels"],
+         figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"],
          rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
     Part("stages", "stages 1-4: prefill and decode, the white squares, the window, Orca",
          ["01_single", "02_static", "03_dynamic", "04_continuous"],
@@ -79,13 +79,14 @@ PARTS = [
                   "04_orca_picture", "04_tokens_per_step", "04_latency_cdf"]),
     Part("paged", "stage 5: the block pool, memory waste, block size, preemption", ["05_paged"],
          figures=["05_block_pool", "05_kv_waste", "05_running_vs_budget", "05_block_size"]),
-    Part("benchmarks", "the Anyscale experiment, latency under load, scheduling knobs", ["06_benchmarks"],
-         figures=["06_throughput_vs_spread", "06_latency_under_load", "06_scheduling_knobs",
-                  "06_interval_and_host_time"]),
-    Part("serving", "every stage behind minicb serve, measured by bench serve", ["08_serving"],
-         figures=["08_serving"]),
+    Part("benchmarks", "scheduling knobs, the Anyscale experiment, latency under load, schedule_interval",
+         ["06_memory_pressure", "07_benchmarks"],
+         figures=["06_scheduling_knobs", "07_throughput_vs_spread", "07_latency_under_load",
+                  "07_interval_and_host_time"]),
+    Part("serving", "every stage behind minicb serve, measured by bench serve", ["09_serving"],
+         figures=["09_serving"]),
     # With one GPU only its arithmetic runs (two ranks need two devices): no figure.
-    Part("parallel", "tensor parallelism: what a step communicates", ["09_tensor_parallel"]),
+    Part("parallel", "tensor parallelism: what a step communicates", ["10_tensor_parallel"]),
 ]
 # ANCHOR_END: parts
 
@@ -115,7 +116,7 @@ REACHED_ON_A_GPU = {
     "minicb/tools/peers.py": "part benchmarks",
     "minicb/tools/benchmarks.py": "part kernels",
     "minicb/tools/figures.py": "part stages",
-    "notebooks/07_kernels.ipynb": "part kernels",
+    "notebooks/08_kernels.ipynb": "part kernels",
 }
 # The driver and the scale table choose between the GPU and the CPU themselves.
 DECIDES_THE_DEVICE = ("minicb/tools/gpu_run.py", "minicb/tools/scale.py")
@@ -214,7 +215,14 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     if name == "05_paged":
         p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=512))
         return 20 * (cost.run(shape, p, o, 32) + cost.build(shape))
-    if name == "06_benchmarks":
+    if name == "06_memory_pressure":
+        knob_p, knob_o = 0, 0
+        for preset in ("reading", "chat", "writing"):
+            pk, ok = tokens(preset_workload(preset, s["knob_requests"]))
+            knob_p, knob_o = knob_p + pk, knob_o + ok
+        runs = 5 * cost.run(shape, knob_p, knob_o, s["batch"])
+        return s["repeats"] * (runs + 5 * cost.build(shape))
+    if name == "07_benchmarks":
         runs = 0.0
         for cap in (32, 128, 512, 1536):
             p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=cap))
@@ -222,14 +230,14 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
                                                                            cost.peer_host_s)
         p, o = tokens(preset_workload("anyscale", s["load_requests"], cap=512))
         runs += 2 * 4 * cost.run(shape, p, o, s["batch"] / 2) * 1.5       # Poisson replays at two loads
-        knob_p, knob_o = 0, 0
+        preset_p, preset_o = 0, 0
         for preset in ("reading", "chat", "writing"):
-            pk, ok = tokens(preset_workload(preset, s["knob_requests"]))
-            knob_p, knob_o = knob_p + pk, knob_o + ok
-        runs += 5 * cost.run(shape, knob_p, knob_o, s["batch"]) + 3 * cost.run(shape, knob_p, knob_o, s["batch"])
-        builds = 4 + 2 + 4 + 5 + 3      # each engine (and peer) built once an experiment
+            pk, ok = tokens(preset_workload(preset, s["preset_requests"]))
+            preset_p, preset_o = preset_p + pk, preset_o + ok
+        runs += 4 * cost.run(shape, preset_p, preset_o, s["batch"])      # schedule_interval, the host split
+        builds = 4 + 2 + 4 + 3 + 1      # each engine (and peer) built once an experiment
         return s["repeats"] * (runs + builds * cost.build(shape))
-    if name == "07_kernels":
+    if name == "08_kernels":
         kernel_cases = (len(s["contexts"]) + len(s["batches"])) * 7 * 0.5      # do_bench: ~0.5 s a case
         roofline = 0.0
         for model_shape, batches in s["roofline"]["shapes"].items():
@@ -238,13 +246,13 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
                 roofline += 2 * cost.run(model_shape, batch * context, batch * (16 + batch + 3), batch)
             roofline += 2 * cost.build(model_shape)
         return kernel_cases + roofline
-    if name == "08_serving":      # replays last their arrivals; sustained runs as fast as they go
+    if name == "09_serving":      # replays last their arrivals; sustained runs as fast as they go
         p, o = tokens(preset_workload("anyscale", s["num_prompts"], cap=512))
         concurrency = s["batch"] / 2                                          # every token is an HTTP event
         sustained = cost.run(shape, p, o, concurrency, cost.host_s + concurrency * cost.event_s)
         sweep = sum(1 / share for share in (0.25, 0.5, 0.75)) * s["repeats"] * 4 * sustained
         return 4 * cost.build(shape) + 4 * sustained + sweep
-    if name == "09_tensor_parallel":
+    if name == "10_tensor_parallel":
         return 30.0
     raise ValueError(f"no estimate for notebook {name!r}")
 

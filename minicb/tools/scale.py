@@ -51,14 +51,17 @@ SIZES = {
     "05_paged": dict(
         cpu=dict(scale=1 / 8, num_requests=32, max_model_len=256, chunk_budget=32, reading_requests=16),
         full=dict(scale=1.0, num_requests=256, max_model_len=2048, chunk_budget=64, reading_requests=16)),
-    "06_benchmarks": dict(
-        cpu=dict(num_requests=48, scale=1 / 16, batch=4, max_model_len=128, load_requests=48,
-                 knob_requests=16, knob_scale=1 / 4, knob_max_model_len=512, chunk_sizes=[32, 64, 128],
+    "06_memory_pressure": dict(
+        cpu=dict(batch=4, knob_requests=16, knob_scale=1 / 4, knob_max_model_len=512, chunk_sizes=[32, 64, 128],
                  repeats=3),
+        full=dict(batch=64, knob_requests=32, knob_scale=1.0, knob_max_model_len=2048,
+                  chunk_sizes=[256, 512, 1024], repeats=2)),
+    "07_benchmarks": dict(
+        cpu=dict(num_requests=48, scale=1 / 16, batch=4, max_model_len=128, load_requests=48,
+                 preset_requests=16, preset_scale=1 / 4, preset_max_model_len=512, repeats=3),
         full=dict(num_requests=128, scale=1.0, batch=64, max_model_len=2048, load_requests=64,
-                  knob_requests=32, knob_scale=1.0, knob_max_model_len=2048, chunk_sizes=[256, 512, 1024],
-                  repeats=2)),
-    "07_kernels": dict(
+                  preset_requests=32, preset_scale=1.0, preset_max_model_len=2048, repeats=2)),
+    "08_kernels": dict(
         cpu=dict(heads=dict(heads=4, kv_heads=2, head_dim=16), contexts=[32, 64], context_batch=2,
                  batches=[1, 4], batch_context=32, reference_tokens=1024,
                  roofline=dict(context=32, max_model_len=64, shapes={"tiny": [1, 4, 8]})),
@@ -70,10 +73,10 @@ SIZES = {
                                         "llama-3.1-8b": [1, 8, 32, 64]})),
         # A CPU holds 16 sequences of 16,384 keys in fp32 only with gigabytes to spare.
         rehearsal=dict(context_batch=2)),
-    "08_serving": dict(
+    "09_serving": dict(
         cpu=dict(num_prompts=32, scale=1 / 4, max_model_len=512, batch=4, repeats=3),
         full=dict(num_prompts=64, scale=1.0, max_model_len=2048, batch=32, repeats=3)),
-    "09_tensor_parallel": dict(
+    "10_tensor_parallel": dict(
         cpu=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3),
         full=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3)),
 }
