@@ -123,3 +123,16 @@ def test_no_line_of_code_is_quoted_twice():
             assert (path, i) not in quoted_by, \
                 f"{path.name} line {i + 1} is quoted by {quoted_by[path, i]} and by {where}"
             quoted_by[path, i] = where
+
+
+def numbered_chapters():
+    summary = (LESSONS / "SUMMARY.md").read_text()
+    return ["introduction.md", *re.findall(r"^- \[[^\]]*\]\(([^)]+\.md)\)", summary, re.M)]
+
+
+@pytest.mark.parametrize("chapter", numbered_chapters())
+def test_each_chapter_shows_its_idea_before_its_code(chapter):
+    """A picture of what the chapter is about comes before the first listing."""
+    text = (LESSONS / chapter).read_text()
+    figure, listing = text.find("!["), text.find("{{#include")
+    assert 0 <= figure < listing, f"{chapter}: its first listing comes before any figure"
