@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 import torch
+from matplotlib.text import Text
+from PIL import Image
 
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from .scale import RUNNING, run_scale
@@ -126,8 +128,6 @@ def stamped_png(fig, png: Path, line: str) -> tuple[Path, dict]:
 def legibility(fig, png: Path) -> dict:
     """The smallest text on the figure in pixels of its PNG, that text's height
     once the book's column shrinks the PNG, and every pair of texts that overlap."""
-    from PIL import Image
-
     texts = drawn_texts(fig)
     smallest = min((t.get_fontsize() for t in texts), default=0) * DPI / 72
     width = Image.open(png).size[0]
@@ -139,8 +139,6 @@ def legibility(fig, png: Path) -> dict:
 def drawn_texts(fig) -> list:
     """Every text the figure shows: titles, labels, legends, notes, and the tick
     labels of ticks inside their axis's view (matplotlib keeps others it does not draw)."""
-    from matplotlib.text import Text
-
     fig.canvas.draw()
     ticks = {id(label): tick for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
              for tick in axis.get_major_ticks() + axis.get_minor_ticks()
