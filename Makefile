@@ -7,7 +7,7 @@
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
-#   make figures-simulated   rerun notebook 11: the cost model's predictions, into figures/simulated/
+#   make figures-simulated   rerun notebooks 08 and 11: the cost model's predictions, into figures/simulated/
 #   make notebook-outputs    run every notebook on this CPU and save its outputs in place
 #
 # On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
@@ -112,7 +112,8 @@ notebook-outputs: $(VENV)/.installed-dev
 # machine, so they are drawn here and kept apart from every measured figure.
 figures-simulated: $(VENV)/.installed-dev
 	rm -rf scratch/figures-simulated
-	MINICB_FIGURES_DIR=scratch/figures-simulated $(PY) -m pytest -q --nbval-lax notebooks/11_simulated.ipynb
+	MINICB_FIGURES_DIR=scratch/figures-simulated CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax \
+	  notebooks/08_kernels.ipynb notebooks/11_simulated.ipynb
 	rm -rf figures/simulated && mkdir -p figures/simulated
 	cp scratch/figures-simulated/*_simulated.png scratch/figures-simulated/*_simulated.json figures/simulated/
 

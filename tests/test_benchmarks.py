@@ -86,3 +86,18 @@ def test_rounds_table_gives_each_rounds_ratio_and_their_median():
     paged, hf = format_rounds(rounds).splitlines()
     assert paged.split("x paged:")[1].split() == ["1.00", "1.00", "1.00", "median", "x", "1.00"]
     assert hf.split("x paged:")[1].split() == ["0.33", "1.00", "0.50", "median", "x", "0.50"]
+
+
+def test_the_predicted_roofline_runs_the_paged_engine_on_a_simulated_gpu():
+    """Chapter 8's predicted figure: no step beats reading its bytes once, and the
+    fixed cost of a step weighs less the more the step reads."""
+    from minicb.costmodel import HARDWARE, MODEL_SHAPES
+
+    rows = benchmarks.simulated_decode_roofline("llama-3.2-1b", "h100-sxm", [1, 64], context=256,
+                                                max_model_len=512, decode_steps=4)
+    assert [r["batch"] for r in rows] == [1, 64]
+    assert all(r["step_ms"] > r["roofline_ms"] > 0 for r in rows)
+    assert rows[0]["ratio"] > rows[1]["ratio"]
+    shape, gpu = MODEL_SHAPES["llama-3.2-1b"], HARDWARE["h100-sxm"]
+    kv = 64 * (256 + 4 / 2) * shape.kv_bytes_per_token(2)
+    assert rows[1]["roofline_ms"] == pytest.approx(1e3 * (shape.params * 2 + kv) / gpu.bandwidth)

@@ -155,3 +155,13 @@ def test_a_legend_on_the_figure_is_refused_before_it_lands_on_the_stamp(tmp_path
     with pytest.raises(ValueError, match="moved.png: a legend on the figure"):
         figures.save_simulated_figure(fig, "moved", "a100-40gb", "opt-13b", {})
     assert not (tmp_path / "moved.png").exists()
+
+
+def test_a_simulated_figure_of_several_models_names_them_all(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 2])
+    png = figures.save_simulated_figure(fig, "two", "h100-sxm", ["llama-3.2-1b", "llama-3.1-8b"], {})
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert [m["name"] for m in meta["model"]] == ["llama-3.2-1b", "llama-3.1-8b"]
+    assert any("llama-3.2-1b, llama-3.1-8b" in t.get_text() for t in fig.texts)

@@ -14,6 +14,7 @@ import time
 import torch
 
 from ..attention import attention_ops
+from ..costmodel import HARDWARE, MODEL_SHAPES
 from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
 from ..kernels.paged_attention import choose_splits
@@ -271,31 +272,45 @@ def decode_weight_bytes(model) -> int:
 
 def decode_roofline(path, batch_sizes, context, options, bandwidth, decode_steps=16):
     """For each batch size: the paged engine's median decode step, and the
-    time to stream (decode weights + the batch's KV) once at ``bandwidth``.
-    A step's time is from its start to the next step's start, which counts
-    the same work whether or not the host runs ahead (async scheduling)."""
+    time to stream (decode weights + the batch's KV) once at ``bandwidth``."""
     engine = LLMEngine(path, engine="paged", max_num_seqs=max(batch_sizes), **options)
     model = engine.executor.model
     kv_per_token = model.config.kv_bytes_per_token(
         model.embed_tokens.weight.element_size())
-    weights, rows = decode_weight_bytes(model), []
-    for batch in batch_sizes:
-        steps = decode_steps_at(engine, batch, context, decode_steps + 1)
-        measured = statistics.median(b.started - a.started
-                                     for a, b in zip(steps, steps[1:]))
-        # the steps those intervals timed
-        steps = steps[:-1]
-        # mean context over the steps
-        kv_bytes = batch * (context + decode_steps / 2) * kv_per_token
-        roofline = (weights + kv_bytes) / bandwidth
-        rows.append(dict(
-            batch=batch, context=context, step_ms=1e3 * measured,
-            roofline_ms=1e3 * roofline, ratio=measured / roofline,
-            weight_bytes=weights, kv_bytes=int(kv_bytes),
-            host_ms=1e3 * statistics.median(s.host_time for s in steps),
-            forward_ms=1e3 * statistics.median(s.forward_time for s in steps)))
-    return rows
+    weights = decode_weight_bytes(model)
+    return [roofline_row(engine, batch, context, weights, kv_per_token, bandwidth,
+                         decode_steps) for batch in batch_sizes]
+
+
+def roofline_row(engine, batch, context, weights, kv_per_token, bandwidth,
+                 decode_steps):
+    """One batch size's decode steps against the roofline. A step's time is from
+    its start to the next step's start, which counts the same work whether or
+    not the host runs ahead (async scheduling)."""
+    steps = decode_steps_at(engine, batch, context, decode_steps + 1)
+    measured = statistics.median(b.started - a.started
+                                 for a, b in zip(steps, steps[1:]))
+    steps = steps[:-1]                          # the steps those intervals timed
+    kv_bytes = batch * (context + decode_steps / 2) * kv_per_token   # mean context
+    roofline = (weights + kv_bytes) / bandwidth
+    return dict(batch=batch, context=context, step_ms=1e3 * measured,
+                roofline_ms=1e3 * roofline, ratio=measured / roofline,
+                weight_bytes=weights, kv_bytes=int(kv_bytes),
+                host_ms=1e3 * statistics.median(s.host_time for s in steps),
+                forward_ms=1e3 * statistics.median(s.forward_time for s in steps))
 # ANCHOR_END: roofline
+
+
+def simulated_decode_roofline(shape, hardware, batch_sizes, context, max_model_len,
+                              decode_steps=16):
+    """decode_roofline predicted: the paged engine on the simulated executor,
+    its steps priced by minicb.costmodel for ``hardware``, against streaming
+    (every weight + the batch's KV) once at the GPU's datasheet bandwidth."""
+    engine = LLMEngine(shape, engine="paged", executor="simulated", hardware=hardware,
+                       max_num_seqs=max(batch_sizes), max_model_len=max_model_len)
+    model, gpu = MODEL_SHAPES[shape], HARDWARE[hardware]
+    return [roofline_row(engine, batch, context, model.params * 2, model.kv_bytes_per_token(2),
+                         gpu.bandwidth, decode_steps) for batch in batch_sizes]
 
 
 def decode_steps_at(engine, batch, context, num_steps):

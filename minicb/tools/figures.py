@@ -85,18 +85,21 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     return png
 
 
-def save_simulated_figure(fig, name: str, hardware: str, model: str, meta: dict) -> Path:
+def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
+                          meta: dict) -> Path:
     """Write a figure of predictions, ``name``.png and ``name``.json, stamped
-    "simulated" with the cost model's GPU and model shape; the sidecar says
-    ``"simulated": true`` and carries both profiles, assumptions included."""
+    "simulated" with the cost model's GPU and model shape (or shapes); the sidecar
+    says ``"simulated": true`` and carries the profiles, assumptions included."""
     out = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures/simulated")
     out.mkdir(parents=True, exist_ok=True)
     gpu = HARDWARE[hardware]
-    line = (f"simulated, not measured: minicb.costmodel, {gpu.name}, {model} | "
+    models = [model] if isinstance(model, str) else list(model)
+    line = (f"simulated, not measured: minicb.costmodel, {gpu.name}, {', '.join(models)} | "
             f"{datetime.date.today().isoformat()}")
     png, legibility = stamped_png(fig, out / f"{name}.png", line)
+    profiles = [dataclasses.asdict(MODEL_SHAPES[m]) for m in models]
     sidecar = dict(figure=png.name, simulated=True, hardware=dataclasses.asdict(gpu),
-                   model=dataclasses.asdict(MODEL_SHAPES[model]),
+                   model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return png
