@@ -151,7 +151,7 @@ class LLMEngine:
                                  "prompt as token ids")
             ids = self.tokenizer.encode(prompt)
         elif is_sequence(prompt) and getattr(prompt, "ndim", 1) == 1:
-            ids = prompt
+            ids = readable_ids(label, prompt)
         else:
             raise ValueError(f"{label}: prompt must be text or a list of token ids, got {short(prompt)}")
         if len(ids) == 0:
@@ -293,6 +293,21 @@ def is_one_prompt(prompts) -> bool:
         return True
     except (StopIteration, TypeError):
         return False
+
+
+def readable_ids(label, prompt):
+    """The prompt, once it is known to hold values: a tensor without any (on the
+    meta device, say) is a bad prompt, not an engine failure. Its ids stay
+    tensors, so that an error names a bad one as the caller wrote it."""
+    if not isinstance(prompt, torch.Tensor):
+        return prompt
+    try:
+        prompt.tolist()
+        return prompt
+    except (RuntimeError, NotImplementedError) as error:
+        raise ValueError(f"{label}: the prompt's tensor has no values to read "
+                         f"(device {prompt.device.type!r}: {error}); give token ids "
+                         "as a list or a CPU tensor") from None
 
 
 def is_sequence(x) -> bool:

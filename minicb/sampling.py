@@ -20,7 +20,7 @@ def as_integer(x) -> int | None:
         return None
     try:
         return operator.index(x)
-    except TypeError:
+    except (TypeError, RuntimeError, NotImplementedError):    # RuntimeError: a tensor with no values (meta)
         return None
 
 

@@ -146,6 +146,8 @@ def test_a_bad_arrival_time_is_named(engine, greedy_tokens, arrival_time):
     ([True, 5], "token id True is not an integer"),
     (torch.tensor([True, False]), r"token id tensor\(True\) is not an integer"),
     ([5, 2.0], "token id 2.0 is not an integer"),
+    (torch.tensor([5, 6], device="meta"), "the prompt's tensor has no values to read .device 'meta'"),
+    ([5, torch.tensor(6, device="meta")], r"token id tensor\(\.\.\., device='meta'.* is not an integer"),
 ])
 def test_a_prompt_that_is_not_one_is_a_value_error(engine, prompt, message):
     with pytest.raises(ValueError, match=message):
@@ -166,7 +168,8 @@ def test_every_other_argument_of_add_request_is_checked(engine, kwargs, message)
     assert_nothing_held(engine)
 
 
-@pytest.mark.parametrize("stop", [True, torch.tensor(True), np.array([True])[0], -1, 2.0])
+@pytest.mark.parametrize("stop", [True, torch.tensor(True), np.array([True])[0], -1, 2.0,
+                                  torch.tensor(3, device="meta")])
 def test_a_stop_token_id_that_is_not_one_is_refused(stop):
     with pytest.raises(ValueError, match="stop_token_ids: .* is not a token id"):
         SamplingParams(stop_token_ids=[stop])
