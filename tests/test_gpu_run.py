@@ -125,8 +125,3 @@ def test_a_gpu_too_small_for_a_shape_gets_the_largest_that_fits():
     assert not t4.fits("llama-3.1-8b") and t4.fits("llama-3.2-1b")
 
 
-def test_a_claim_stops_a_real_run_and_is_only_reported_in_a_rehearsal(capsys):
-    with pytest.raises(AssertionError, match="slower"):
-        Scale("cpu", "cpu", "float32").claim(False, "slower")
-    Scale("rehearsal", "cpu", "float32").claim(False, "slower")
-    assert "a claim that did not hold here (checked at full scale): slower" in capsys.readouterr().out

@@ -22,6 +22,7 @@ import torch
 
 from ..checkpoint import SHAPES
 from ..costmodel import MODEL_SHAPES
+from .claims import CpuUse, Verdict, judge
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
 # so that batching still has something to do and every figure's claim is checked.
@@ -82,8 +83,10 @@ SIZES = {
 }
 
 
-# The notebook this process runs, and its sizes: save_figure writes them into each sidecar.
+# The notebook this process runs, its sizes and its verdicts on time: save_figure writes
+# them into each sidecar. And the CPU time spent when it started, for time claims.
 RUNNING = {}
+CPU_USE_AT_START = [None]
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,9 @@ class Scale:
             sizes = {k: rehearsed(k, v) for k, v in table["full"].items()} | table.get("rehearsal", {})
         else:
             sizes = dict(table[self.name])
+        RUNNING.clear()
         RUNNING.update(notebook=notebook, sizes=sizes)
+        CPU_USE_AT_START[:] = [CpuUse.now()]
         return sizes
 
     def model(self, shape: str = "llama-3.2-1b") -> dict:
@@ -128,16 +133,20 @@ class Scale:
         activations: at most 60% of its memory for the weights."""
         return self.name == "full" and weight_bytes(shape) <= 0.6 * self.gpu_memory
 
-    def claim(self, holds: bool, what):
-        """A figure's claim about time, checked: at CPU scale and at full scale a
-        claim that does not hold stops the notebook. A rehearsal times a tiny
-        model on a CPU at the full scale's lengths, where it need not hold: there
-        it is reported, and the run goes on."""
-        if holds:
-            return
-        if self.name != "rehearsal":
-            raise AssertionError(what)
-        print(f"rehearsal: a claim that did not hold here (checked at full scale): {what}")
+    def time_claim(self, left, op: str, right, what, cpu_share=None) -> Verdict:
+        """A claim about time, ``left op right``, judged from this run's repeats
+        (``minicb.tools.claims``): one that holds or is not decided is printed;
+        one that does not hold stops the notebook, except in a rehearsal, which
+        times a tiny model on a CPU at the full scale's lengths, where it need not
+        hold. Every verdict goes into the sidecars of the figures saved after it.
+        While other processes keep a core busy, no time claim is decided."""
+        verdict = judge(left, op, right, cpu_share, others_cores())
+        text = verdict.describe(op, what)
+        RUNNING.setdefault("time_claims", []).append(text)
+        if verdict.holds is False and self.name != "rehearsal":
+            raise AssertionError(f"time claim {text}")
+        print(("rehearsal, checked at full scale: " if self.name == "rehearsal" else "time claim ") + text)
+        return verdict
 
     def synchronize(self):
         """Wait for the GPU, before reading a clock; nothing to wait for on a CPU."""
@@ -150,6 +159,13 @@ class Scale:
         what = {"cpu": "CPU scale", "full": "full scale",
                 "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
         return f"{what} | {where} | {self.dtype}"
+
+
+def others_cores() -> float | None:
+    """Cores other processes kept busy, on average, since the notebook took its
+    sizes; None where this machine cannot say."""
+    start, now = CPU_USE_AT_START[0], CpuUse.now()
+    return start.others_cores(now) if start and now else None
 
 
 def rehearsed(key, value):

@@ -1,0 +1,156 @@
+"""Claims a notebook checks on its own run: counts exactly, times by their spread.
+
+A notebook checks two kinds of claim about what it measured:
+
+- a **count** (steps, rows, tokens, KV slots, bytes, which request ran where)
+  is the same on every machine, so a plain ``assert`` checks it exactly;
+- a **time** (a throughput, a latency, a step's milliseconds) depends on the
+  machine and on whatever else it runs. The notebook measures it several
+  times, the repeats interleaved (every setting once, then again), and
+  ``judge`` decides a claim about it from that run alone: the claim holds
+  when the medians differ in its direction by more than the repeats' spread
+  (the two ranges added), fails when they differ as much the other way, and
+  is *not decided* when they do not differ by that much.
+
+A claim that is not decided is printed with its spread and the machine's load,
+and does not stop the notebook: on a noisy machine, a small effect cannot be
+told from noise, and saying so is the honest answer. Nor is a claim decided
+while other processes kept a core busy: two programs that use the CPU
+differently (two ranks against one, minicb against transformers' threads) do
+not slow down alike when they share it, so the comparison would measure the
+other processes as much as the programs.
+"""
+import os
+import statistics
+import time
+from dataclasses import dataclass
+
+# The fewest repeats a side needs before its spread means anything.
+MIN_REPEATS = 2
+# A timed process that got less of a core than this was waiting for one: its
+# times measure the machine's other work as much as its own.
+MIN_CPU_SHARE = 0.8
+# Other processes that kept more than this many cores busy, on average, make a
+# machine busy: no time claim is decided on it.
+MAX_OTHERS_CORES = 0.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    holds: bool | None          # None: not decided on this run
+    left: float                 # the medians compared
+    right: float
+    margin: float               # what the medians must differ by: the two ranges added
+    reason: str = ""            # why it was not decided, when it was not
+
+    @property
+    def decided(self) -> bool:
+        return self.holds is not None
+
+    def describe(self, op: str, what) -> str:
+        compared = f"{self.left:.4g} {op} {self.right:.4g}, margin {self.margin:.2g}"
+        if self.holds is None:
+            return f"not decided on this run ({self.reason}; {load()}): {what} [{compared}]"
+        return f"{'holds' if self.holds else 'does NOT hold'}: {what} [{compared}]"
+
+
+def judge(left, op: str, right, cpu_share: float | None = None, others_cores: float | None = None) -> Verdict:
+    """Whether ``left op right`` holds on this run, with op "<" or ">". Each side
+    is a list of values, one per repeat, or a single number: a fixed bound, with
+    no spread. ``cpu_share``, where the notebook measured it, is the share of a
+    core its timed processes got (CPU seconds over wall seconds);
+    ``others_cores`` the cores other processes kept busy meanwhile."""
+    if op not in ("<", ">"):
+        raise ValueError(f"op must be '<' or '>', got {op!r}")
+    lows, highs = (samples(left), samples(right)) if op == "<" else (samples(right), samples(left))
+    margin = spread(lows) + spread(highs)
+    middle = dict(left=statistics.median(samples(left)), right=statistics.median(samples(right)),
+                  margin=margin)
+    too_few = [len(s) for s in (lows, highs) if len(s) < MIN_REPEATS and not is_bound(s)]
+    if too_few:
+        return Verdict(None, **middle, reason=f"{min(too_few)} repeat(s): at least {MIN_REPEATS} measure a spread")
+    if others_cores is not None and others_cores > MAX_OTHERS_CORES:
+        return Verdict(None, **middle, reason=f"other processes kept {others_cores:.1f} cores busy meanwhile")
+    if cpu_share is not None and cpu_share < MIN_CPU_SHARE:
+        return Verdict(None, **middle, reason=f"the timed processes had {cpu_share:.0%} of a core each")
+    gap = statistics.median(highs) - statistics.median(lows)
+    if gap > margin:
+        return Verdict(True, **middle)
+    if -gap > margin:
+        return Verdict(False, **middle)
+    return Verdict(None, **middle, reason=f"the medians differ by {abs(gap):.2g}, within the spread {margin:.2g}")
+
+
+class Bound(float):
+    """A fixed number a time is compared with: it has no spread and needs no repeats."""
+
+
+def samples(side) -> list:
+    if isinstance(side, (int, float)):
+        return [Bound(side)]
+    values = [float(v) for v in side]
+    if not values:
+        raise ValueError("a time claim needs at least one measured value on each side")
+    return values
+
+
+def is_bound(values) -> bool:
+    return len(values) == 1 and isinstance(values[0], Bound)
+
+
+def spread(values) -> float:
+    return max(values) - min(values)
+
+
+def load() -> str:
+    """The machine's load: the 1-minute load average over its cores."""
+    return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    """CPU seconds spent so far, on the whole machine and by this process with
+    its children, read from Linux's /proc; ``others_cores`` compares two."""
+    wall: float
+    machine: float
+    own: float
+
+    @classmethod
+    def now(cls) -> "CpuUse | None":
+        """None where /proc cannot say (not Linux)."""
+        try:
+            with open("/proc/stat") as f:
+                user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+            ticks = os.sysconf("SC_CLK_TCK")
+            machine = (user + nice + system + irq + softirq + steal) / ticks
+            return cls(time.perf_counter(), machine, own_cpu_seconds(ticks))
+        except (OSError, ValueError):
+            return None
+
+    def others_cores(self, later: "CpuUse") -> float:
+        """Cores the other processes kept busy, on average, from this reading to a later one."""
+        seconds = later.wall - self.wall
+        return max(0.0, (later.machine - self.machine) - (later.own - self.own)) / seconds if seconds > 0 else 0.0
+
+
+def own_cpu_seconds(ticks) -> float:
+    """CPU seconds of this process, its finished children and its live descendants
+    (a tensor-parallel rank, a server the notebook started)."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()   # after the name, which may hold spaces
+            except OSError:                                         # the process ended meanwhile
+                continue
+            stats[int(entry)] = (int(fields[1]), sum(map(int, fields[11:15])))   # ppid; own and children's time
+    children = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, (0, 0))[1]
+        todo += children.get(pid, [])
+    return total / ticks
