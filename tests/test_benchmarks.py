@@ -31,6 +31,14 @@ def test_time_ms_and_copy_bandwidth_are_positive():
     assert benchmarks.copy_bandwidth("cpu", 2**20) > 0
 
 
+def test_interleaved_ms_times_every_case_in_turns():
+    calls = []
+    times = benchmarks.interleaved_ms({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=2)
+    assert {name: len(ms) for name, ms in times.items()} == {"a": 2, "b": 2}
+    assert all(ms > 0 for each in times.values() for ms in each)
+    assert calls[:12] == ["a"] * 6 + ["b"] * 6 and calls[12:] == ["a"] * 6 + ["b"] * 6   # warm-up + 5, in turns
+
+
 def test_decode_weight_bytes_leave_out_an_untied_embedding(checkpoints):
     model = load_model(checkpoints["llama"])
     every = sum(p.numel() * p.element_size() for p in model.parameters())

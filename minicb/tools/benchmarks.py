@@ -42,6 +42,17 @@ def time_ms(fn, reps=5) -> float:
     return statistics.median(times)
 
 
+def interleaved_ms(cases: dict, repeats=3) -> dict:
+    """{name: [ms per call, one per repeat]} for each zero-argument callable in
+    ``cases``, timed in turns (every case once, then again): the repeats a
+    claim about their times is judged from (minicb.tools.claims)."""
+    times = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            times[name].append(time_ms(fn))
+    return times
+
+
 def copy_bandwidth(device, num_bytes=2**30) -> float:
     """Bytes per second a plain device-to-device copy achieves (read + write):
     the practical ceiling for a kernel that streams memory."""
@@ -288,12 +299,13 @@ def roofline_row(engine, batch, context, weights, kv_per_token, bandwidth,
     its start to the next step's start, which counts the same work whether or
     not the host runs ahead (async scheduling)."""
     steps = decode_steps_at(engine, batch, context, decode_steps + 1)
-    measured = statistics.median(b.started - a.started
-                                 for a, b in zip(steps, steps[1:]))
+    intervals = [b.started - a.started for a, b in zip(steps, steps[1:])]
+    measured = statistics.median(intervals)
     steps = steps[:-1]                          # the steps those intervals timed
     kv_bytes = batch * (context + decode_steps / 2) * kv_per_token   # mean context
     roofline = (weights + kv_bytes) / bandwidth
     return dict(batch=batch, context=context, step_ms=1e3 * measured,
+                step_ms_each=[1e3 * t for t in intervals],
                 roofline_ms=1e3 * roofline, ratio=measured / roofline,
                 weight_bytes=weights, kv_bytes=int(kv_bytes),
                 host_ms=1e3 * statistics.median(s.host_time for s in steps),

@@ -15,7 +15,6 @@ with it and puts the predictions beside real runs of them.
 """
 import dataclasses
 import os
-import statistics
 
 import numpy as np
 import torch
@@ -125,17 +124,15 @@ def fit_nonnegative(a, b) -> np.ndarray:
 
 def predicted_and_measured(checkpoint, shape: str, profiles: dict, workloads: dict,
                            repeats=3) -> dict:
-    """{(workload, stage): {metric: (predicted, measured)}} for each profile
-    {stage: Hardware} on each workload: the prediction from one simulated
-    run, the measurement the median of ``repeats`` real ones."""
-    table = {}
-    for name, workload in workloads.items():
-        for stage, profile in profiles.items():
-            simulated = replay(LLMEngine(shape, engine=stage, executor="simulated",
-                                         hardware=profile), workload)
-            real = [replay(LLMEngine(checkpoint, engine=stage), workload)
-                    for _ in range(repeats)]
-            table[name, stage] = {
-                metric: (value(simulated), statistics.median(value(run) for run in real))
-                for metric, value in COMPARED.items()}
-    return table
+    """{(workload, stage): {metric: (predicted, [measured, one per repeat])}} for
+    each profile {stage: Hardware} on each workload: the prediction from one
+    simulated run, the measurements from ``repeats`` real ones, interleaved
+    (every workload and stage once, then again)."""
+    keys = [(name, stage) for name in workloads for stage in profiles]
+    predicted = {(name, stage): replay(LLMEngine(shape, engine=stage, executor="simulated",
+                                                 hardware=profiles[stage]), workloads[name])
+                 for name, stage in keys}
+    real = [{(name, stage): replay(LLMEngine(checkpoint, engine=stage), workloads[name])
+             for name, stage in keys} for _ in range(repeats)]
+    return {key: {metric: (value(predicted[key]), [value(runs[key]) for runs in real])
+                  for metric, value in COMPARED.items()} for key in keys}

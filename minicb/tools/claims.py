@@ -27,9 +27,6 @@ from dataclasses import dataclass
 
 # The fewest repeats a side needs before its spread means anything.
 MIN_REPEATS = 2
-# A timed process that got less of a core than this was waiting for one: its
-# times measure the machine's other work as much as its own.
-MIN_CPU_SHARE = 0.8
 # Other processes that kept more than this many cores busy, on average, make a
 # machine busy: no time claim is decided on it.
 MAX_OTHERS_CORES = 0.5
@@ -54,12 +51,10 @@ class Verdict:
         return f"{'holds' if self.holds else 'does NOT hold'}: {what} [{compared}]"
 
 
-def judge(left, op: str, right, cpu_share: float | None = None, others_cores: float | None = None) -> Verdict:
+def judge(left, op: str, right, others_cores: float | None = None) -> Verdict:
     """Whether ``left op right`` holds on this run, with op "<" or ">". Each side
     is a list of values, one per repeat, or a single number: a fixed bound, with
-    no spread. ``cpu_share``, where the notebook measured it, is the share of a
-    core its timed processes got (CPU seconds over wall seconds);
-    ``others_cores`` the cores other processes kept busy meanwhile."""
+    no spread. ``others_cores``: the cores other processes kept busy meanwhile."""
     if op not in ("<", ">"):
         raise ValueError(f"op must be '<' or '>', got {op!r}")
     lows, highs = (samples(left), samples(right)) if op == "<" else (samples(right), samples(left))
@@ -71,14 +66,28 @@ def judge(left, op: str, right, cpu_share: float | None = None, others_cores: fl
         return Verdict(None, **middle, reason=f"{min(too_few)} repeat(s): at least {MIN_REPEATS} measure a spread")
     if others_cores is not None and others_cores > MAX_OTHERS_CORES:
         return Verdict(None, **middle, reason=f"other processes kept {others_cores:.1f} cores busy meanwhile")
-    if cpu_share is not None and cpu_share < MIN_CPU_SHARE:
-        return Verdict(None, **middle, reason=f"the timed processes had {cpu_share:.0%} of a core each")
     gap = statistics.median(highs) - statistics.median(lows)
     if gap > margin:
         return Verdict(True, **middle)
     if -gap > margin:
         return Verdict(False, **middle)
     return Verdict(None, **middle, reason=f"the medians differ by {abs(gap):.2g}, within the spread {margin:.2g}")
+
+
+def per_repeat(rounds, *keys, metric="output_throughput") -> list:
+    """One measurement from each repeat, in order: ``rounds[i][key0][key1]...``,
+    then ``metric``, an attribute's name or a function of what the keys reach."""
+    values = []
+    for results in rounds:
+        for key in keys:
+            results = results[key]
+        values.append(metric(results) if callable(metric) else getattr(results, metric))
+    return values
+
+
+def median_of(rounds, *keys, metric="output_throughput") -> float:
+    """The median over the repeats of one measurement (as ``per_repeat``)."""
+    return statistics.median(per_repeat(rounds, *keys, metric=metric))
 
 
 class Bound(float):

@@ -84,7 +84,7 @@ SIZES = {
 
 
 # The notebook this process runs, its sizes and its verdicts on time: save_figure writes
-# them into each sidecar. And the CPU time spent when it started, for time claims.
+# them into each sidecar. And the CPU time spent when it asked for its scale, for time claims.
 RUNNING = {}
 CPU_USE_AT_START = [None]
 
@@ -111,7 +111,6 @@ class Scale:
             sizes = dict(table[self.name])
         RUNNING.clear()
         RUNNING.update(notebook=notebook, sizes=sizes)
-        CPU_USE_AT_START[:] = [CpuUse.now()]
         return sizes
 
     def model(self, shape: str = "llama-3.2-1b") -> dict:
@@ -133,14 +132,14 @@ class Scale:
         activations: at most 60% of its memory for the weights."""
         return self.name == "full" and weight_bytes(shape) <= 0.6 * self.gpu_memory
 
-    def time_claim(self, left, op: str, right, what, cpu_share=None) -> Verdict:
+    def time_claim(self, left, op: str, right, what) -> Verdict:
         """A claim about time, ``left op right``, judged from this run's repeats
         (``minicb.tools.claims``): one that holds or is not decided is printed;
         one that does not hold stops the notebook, except in a rehearsal, which
         times a tiny model on a CPU at the full scale's lengths, where it need not
         hold. Every verdict goes into the sidecars of the figures saved after it.
         While other processes keep a core busy, no time claim is decided."""
-        verdict = judge(left, op, right, cpu_share, others_cores())
+        verdict = judge(left, op, right, others_cores())
         text = verdict.describe(op, what)
         RUNNING.setdefault("time_claims", []).append(text)
         if verdict.holds is False and self.name != "rehearsal":
@@ -162,8 +161,8 @@ class Scale:
 
 
 def others_cores() -> float | None:
-    """Cores other processes kept busy, on average, since the notebook took its
-    sizes; None where this machine cannot say."""
+    """Cores other processes kept busy, on average, since the notebook asked for
+    its scale; None where this machine cannot say."""
     start, now = CPU_USE_AT_START[0], CpuUse.now()
     return start.others_cores(now) if start and now else None
 
@@ -192,6 +191,7 @@ def weight_bytes(shape: str, bytes_per_value: int = 2) -> int:
 def run_scale() -> Scale:
     """The scale of this run: MINICB_SCALE names it (cpu, full, rehearsal); else
     full on a GPU and cpu without one."""
+    CPU_USE_AT_START[:] = [CpuUse.now()]          # what other processes do from here on: time claims ask
     name = os.environ.get("MINICB_SCALE") or ("full" if torch.cuda.is_available() else "cpu")
     if name not in ("cpu", "full", "rehearsal"):
         raise ValueError(f"MINICB_SCALE={name!r}: choose cpu, full or rehearsal")
