@@ -86,7 +86,7 @@ def test_a_busy_machine_decides_nothing(monkeypatch, capsys):
     assert judge(*clear, others_cores=MAX_OTHERS_CORES).holds is True
     monkeypatch.setattr(scale, "others_cores", lambda: 1.9)
     assert CPU.time_claim(*clear, "static slower").holds is None
-    assert "(other processes kept 1.9 cores busy meanwhile; load" in capsys.readouterr().out
+    assert "(other processes kept 1.9 cores busy; load" in capsys.readouterr().out
 
 
 def test_other_processes_are_told_from_this_one_and_its_children():

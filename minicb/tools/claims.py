@@ -21,9 +21,10 @@ not slow down alike when they share it, so the comparison would measure the
 other processes as much as the programs.
 """
 import os
-import statistics
 import time
 from dataclasses import dataclass
+from functools import partial
+from statistics import median
 
 # The fewest repeats a side needs before its spread means anything.
 MIN_REPEATS = 2
@@ -51,27 +52,28 @@ class Verdict:
         return f"{'holds' if self.holds else 'does NOT hold'}: {what} [{compared}]"
 
 
+# ANCHOR: judge
 def judge(left, op: str, right, others_cores: float | None = None) -> Verdict:
     """Whether ``left op right`` holds on this run, with op "<" or ">". Each side
     is a list of values, one per repeat, or a single number: a fixed bound, with
     no spread. ``others_cores``: the cores other processes kept busy meanwhile."""
     if op not in ("<", ">"):
         raise ValueError(f"op must be '<' or '>', got {op!r}")
-    lows, highs = (samples(left), samples(right)) if op == "<" else (samples(right), samples(left))
+    left, right = samples(left), samples(right)
+    lows, highs = (left, right) if op == "<" else (right, left)
     margin = spread(lows) + spread(highs)
-    middle = dict(left=statistics.median(samples(left)), right=statistics.median(samples(right)),
-                  margin=margin)
-    too_few = [len(s) for s in (lows, highs) if len(s) < MIN_REPEATS and not is_bound(s)]
-    if too_few:
-        return Verdict(None, **middle, reason=f"{min(too_few)} repeat(s): at least {MIN_REPEATS} measure a spread")
+    undecided = partial(Verdict, None, median(left), median(right), margin)
+    measured = [len(side) for side in (lows, highs) if not is_bound(side)]
+    if min(measured, default=MIN_REPEATS) < MIN_REPEATS:
+        return undecided(f"{min(measured)} repeat(s): a spread takes {MIN_REPEATS}")
     if others_cores is not None and others_cores > MAX_OTHERS_CORES:
-        return Verdict(None, **middle, reason=f"other processes kept {others_cores:.1f} cores busy meanwhile")
-    gap = statistics.median(highs) - statistics.median(lows)
-    if gap > margin:
-        return Verdict(True, **middle)
-    if -gap > margin:
-        return Verdict(False, **middle)
-    return Verdict(None, **middle, reason=f"the medians differ by {abs(gap):.2g}, within the spread {margin:.2g}")
+        return undecided(f"other processes kept {others_cores:.1f} cores busy")
+    gap = median(highs) - median(lows)
+    if abs(gap) <= margin:
+        return undecided(f"the medians differ by {abs(gap):.2g}, "
+                         f"within the spread {margin:.2g}")
+    return Verdict(gap > 0, median(left), median(right), margin)
+# ANCHOR_END: judge
 
 
 def per_repeat(rounds, *keys, metric="output_throughput") -> list:
@@ -87,7 +89,7 @@ def per_repeat(rounds, *keys, metric="output_throughput") -> list:
 
 def median_of(rounds, *keys, metric="output_throughput") -> float:
     """The median over the repeats of one measurement (as ``per_repeat``)."""
-    return statistics.median(per_repeat(rounds, *keys, metric=metric))
+    return median(per_repeat(rounds, *keys, metric=metric))
 
 
 class Bound(float):
