@@ -1,9 +1,10 @@
 # Everything runs from one virtual environment, created on first use.
 #   make demo   a real model (SmolLM2-135M-Instruct) answers through all five stages: its
 #               answers, a table of the stages and a figure
-#   make test   everything CI runs: unit/kernel/engine tests, notebooks, the book built and
-#               opened in headless Chromium (installed if missing), and the
-#               kernels compiled for sm_90 (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80)
+#   make test   everything CI runs: unit/kernel/engine tests, the book built and opened in
+#               headless Chromium (installed if missing), the kernels compiled for sm_90
+#               (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80) and a rehearsal of
+#               the GPU run, in two processes; then the notebooks, one at a time
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
@@ -26,6 +27,11 @@ TORCH_SPEC ?= torch==2.13.0
 # the venv, which only that test puts on the path.
 EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
+# The peers' tests (tests/test_peers.py) run again under the oldest transformers minicb
+# allows, which GPU images ship, put on the path from a folder of its own in the venv with
+# the huggingface_hub and httpx it needs (newer ones are in the venv).
+OLDEST_TRANSFORMERS ?= 5.17.0
+OLDEST_TRANSFORMERS_DIR := $(VENV)/transformers-$(OLDEST_TRANSFORMERS)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: chromium demo test lab book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
@@ -50,12 +56,22 @@ $(EXTRA_TRITON_DIR)/.installed: $(VENV)/.installed
 	$(PY) -m pip install -q --no-deps --target $(EXTRA_TRITON_DIR) "triton==$(EXTRA_TRITON)"
 	touch $@
 
+$(OLDEST_TRANSFORMERS_DIR)/.installed: $(VENV)/.installed
+	$(PY) -m pip install -q --no-deps --target $(OLDEST_TRANSFORMERS_DIR) \
+	  "transformers==$(OLDEST_TRANSFORMERS)" "huggingface-hub>=1.5,<2" httpx httpcore
+	touch $@
+
 demo: $(VENV)/.installed
 	$(PY) -m minicb demo
 
-test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed chromium
-	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) $(PY) -m pytest --nbval-lax tests notebooks
-	$(MAKE) gpu-rehearsal
+# The tests run in TEST_WORKERS processes (the rehearsal of a GPU run is one long test among
+# them); then the notebooks, one at a time, so that their claims about time are judged on a
+# machine that runs nothing else of theirs.
+TEST_WORKERS ?= 2
+test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed $(OLDEST_TRANSFORMERS_DIR)/.installed chromium
+	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) MINICB_OLDEST_TRANSFORMERS=$(OLDEST_TRANSFORMERS_DIR) \
+	  $(PY) -m pytest -n $(TEST_WORKERS) tests
+	$(PY) -m pytest --nbval-lax notebooks
 
 # The book's browser test (tests/test_book_in_browser.py) opens the built book in Debian's
 # Chromium through chromedriver. Installed here when missing; where it cannot be (no root,

@@ -13,6 +13,13 @@ import pytest  # noqa: E402
 from minicb import make_tiny_checkpoint  # noqa: E402
 
 ARCHS = ("llama", "qwen2", "qwen3")
+
+
+def pytest_collection_modifyitems(items):
+    """Tests of minutes (marked long) first: with `make test`'s two workers, each
+    starts on one of them while the other works through the rest, and both finish
+    together instead of one waiting for a long test that started last."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 

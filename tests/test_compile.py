@@ -49,6 +49,7 @@ TRITONS = pytest.mark.parametrize("triton_folder", [None] + ([EXTRA_TRITON] if E
                                   ids=lambda f: "installed-triton" if f is None else Path(f).name)
 
 
+@pytest.mark.long
 @TRITONS
 def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_folder):
     report = tmp_path / "compile.json"

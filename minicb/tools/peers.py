@@ -14,6 +14,7 @@ Both return a ``PeerRun`` with the throughput numbers the benchmark table
 prints. Greedy, no EOS (the workloads use ``ignore_eos``): each request
 generates exactly its ``max_tokens``.
 """
+import inspect
 import time
 from dataclasses import dataclass, field
 
@@ -110,20 +111,15 @@ def generate_batch_of(model, prompts, max_new_tokens) -> list[list[int]]:
 
 
 # ANCHOR: hf_generate_batch
-@torch.inference_mode()
 def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
     """transformers' continuous batching: one manager, every request added
-    with its own max_new_tokens, results collected as they finish."""
+    with its own max_new_tokens, results collected as they finish. Not under
+    inference_mode: the manager's thread writes into buffers made here."""
     from transformers import GenerationConfig      # slow to import: the peers' alone
 
     config = GenerationConfig(do_sample=False, eos_token_id=-1, pad_token_id=0,
                               max_new_tokens=16)
-    budget = None
-    if kv_tokens:       # minicb's budget, in blocks of 16 (transformers 5.17+)
-        from transformers.generation.configuration_utils import (
-            ContinuousBatchingConfig)
-
-        budget = ContinuousBatchingConfig(page_size=16, num_blocks=kv_tokens // 16)
+    budget = paged_cache_budget(kv_tokens) if kv_tokens else None
     # may switch to flash attention
     manager = model.init_continuous_batching(generation_config=config,
                                              continuous_batching_config=budget)
@@ -139,6 +135,21 @@ def hf_generate_batch(model, workload: Workload, kv_tokens=None) -> PeerRun:
         return peer_run(workload, outputs, wall_time, model)
     finally:
         manager.stop(block=True)
+
+
+def paged_cache_budget(kv_tokens):
+    """minicb's KV budget for transformers' continuous batching, in blocks of 16
+    tokens (its config calls a block's size block_size in transformers 5.17 and
+    page_size from 5.18), and transformers' own default of 8,192 tokens a batch,
+    given outright: given the blocks alone, 5.17 sizes its batches from the free
+    memory instead (most of a CPU machine's RAM)."""
+    # slow to import: the peers' alone
+    from transformers.generation.configuration_utils import ContinuousBatchingConfig
+
+    fields = inspect.signature(ContinuousBatchingConfig).parameters
+    size = "page_size" if "page_size" in fields else "block_size"
+    return ContinuousBatchingConfig(**{size: 16}, num_blocks=kv_tokens // 16,
+                                    max_batch_tokens=8192)
 
 
 def run_manager(manager, prompts, lengths, timeout=600.0) -> list[list[int]]:

@@ -84,7 +84,7 @@ SIZES = {
 
 
 # The notebook this process runs, its sizes and its verdicts on time: save_figure writes
-# them into each sidecar. And the CPU time spent when it asked for its scale, for time claims.
+# them into each sidecar. And the CPU time spent when it first asked for its scale, for time claims.
 RUNNING = {}
 CPU_USE_AT_START = [None]
 
@@ -161,8 +161,9 @@ class Scale:
 
 
 def others_cores() -> float | None:
-    """Cores other processes kept busy, on average, since the notebook asked for
-    its scale; None where this machine cannot say."""
+    """Cores other processes kept busy, on average, since this process (a
+    notebook's kernel) first asked for its scale; None where this machine
+    cannot say."""
     start, now = CPU_USE_AT_START[0], CpuUse.now()
     return start.others_cores(now) if start and now else None
 
@@ -191,7 +192,8 @@ def weight_bytes(shape: str, bytes_per_value: int = 2) -> int:
 def run_scale() -> Scale:
     """The scale of this run: MINICB_SCALE names it (cpu, full, rehearsal); else
     full on a GPU and cpu without one."""
-    CPU_USE_AT_START[:] = [CpuUse.now()]          # what other processes do from here on: time claims ask
+    if CPU_USE_AT_START[0] is None:          # what other processes do from here on: time claims ask
+        CPU_USE_AT_START[0] = CpuUse.now()
     name = os.environ.get("MINICB_SCALE") or ("full" if torch.cuda.is_available() else "cpu")
     if name not in ("cpu", "full", "rehearsal"):
         raise ValueError(f"MINICB_SCALE={name!r}: choose cpu, full or rehearsal")

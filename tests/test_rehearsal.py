@@ -1,0 +1,21 @@
+"""Every part of a GPU run rehearsed on this CPU (`make gpu-rehearsal`): the full
+scale's settings and lengths, the tiny model, fewer requests, each archive checked
+as a GPU run's would be. One long test: `make test` runs it on one worker while the
+other runs the rest of the tests."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_every_part_of_a_gpu_run_passes_its_rehearsal(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "minicb.tools.gpu_run", "rehearse", "--out", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True)
+    print(result.stdout)                                     # each part's notebooks and times
+    assert result.returncode == 0 and "all parts passed" in result.stdout, \
+        result.stdout[-4000:] + result.stderr[-4000:]
