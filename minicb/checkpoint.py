@@ -6,6 +6,8 @@ shapes (Llama 3.2 1B, Llama 3.1 8B) with random weights for GPU benchmarks.
 """
 import itertools
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import torch
@@ -113,15 +115,14 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
     torch_dtype = resolve_dtype(dtype)
     path = Path(path)
     # The seed fixes every weight, so a folder made from the same recipe is reused
-    # (the 8B shape takes minutes to write). The recipe is written last: a
-    # folder left half-written by an interrupted run does not match.
+    # (the 8B shape takes minutes to write). A new one is written aside, its recipe
+    # last, and put in place whole: no process ever reads a half-written folder.
     recipe = dict(arch=arch, seed=seed, shape=shape, dtype=str(torch_dtype),
                   max_position_embeddings=max_position_embeddings,
                   num_layers=num_layers, tokenizer=TOKENIZER_VERSION)
-    if (path / RECIPE).is_file() and json.loads((path / RECIPE).read_text()) == recipe:
+    if made_from(path) == recipe:
         return str(path)
-    (path / RECIPE).unlink(missing_ok=True)
-    path.mkdir(parents=True, exist_ok=True)
+    final, path = path, new_folder_beside(path)      # written aside, put in place whole
     dims = dict(TINY[arch] if shape == "tiny" else SHAPES[shape])
     tokenizer = _byte_level_tokenizer(dims.get("vocab_size"))
     dims.setdefault("vocab_size", len(tokenizer))
@@ -138,8 +139,36 @@ def make_tiny_checkpoint(path, arch="llama", seed=0, shape="tiny", dtype="float3
                               torch_dtype)
     save_file(weights, path / "model.safetensors", metadata={"format": "pt"})
     (path / RECIPE).write_text(json.dumps(recipe))
-    return str(path)
+    return put_in_place(path, final, recipe)
 # ANCHOR_END: make_tiny_checkpoint
+
+
+def made_from(path: Path) -> dict | None:
+    """The recipe a complete checkpoint folder was made from; None for none."""
+    try:
+        return json.loads((path / RECIPE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def new_folder_beside(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+
+
+def put_in_place(written: Path, path: Path, recipe: dict) -> str:
+    """Move a finished folder to ``path`` in one rename, so that a process reading
+    it (another test, a notebook) sees the old folder or the new one, never half of
+    one. If another process put the same recipe there meanwhile, keep that one."""
+    if made_from(path) == recipe:
+        shutil.rmtree(written)
+        return str(path)
+    if path.exists():
+        old = new_folder_beside(path)
+        path.rename(old / "old")
+        shutil.rmtree(old)
+    written.rename(path)
+    return str(path)
 
 
 def _random_weights(cfg: ModelConfig, seed: int, dtype) -> dict:

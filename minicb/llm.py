@@ -7,6 +7,7 @@ import operator
 import torch
 from tqdm.auto import tqdm
 
+from . import gpu_memory
 from .checkpoint import read_config
 from .config import EngineConfig
 from .executors import make_executor
@@ -57,6 +58,7 @@ class LLMEngine:
         # returned or it is aborted, so a long-running engine holds only what is in
         # flight, and a finished request's id may be used again.
         self.requests: dict[str, Request] = {}
+        self.closed = False
 
     def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
                     request_id=None) -> str:
@@ -80,8 +82,24 @@ class LLMEngine:
         return outputs
 
     def close(self):
-        """Stop the tensor-parallel workers, if any (garbage collection does too)."""
+        """Give back what the engine holds: its requests are aborted, its KV cache,
+        CUDA graphs and weights dropped, its tensor-parallel workers stopped. On a
+        GPU that memory is free for the next engine at once. A closed engine takes
+        no more requests; closing again does nothing. ``with LLMEngine(...) as
+        engine:`` closes it at the end of the block."""
+        for request_id in list(self.stage.unfinished):
+            self.abort(request_id)
+        self.stage.close()
         self.executor.close()
+        self.closed = True
+        if gpu_memory.CUDA.is_gpu(self.config.device):
+            gpu_memory.CUDA.release(self.config.device)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
     def abort(self, request_id):
         """Stop a request now and free what it holds. An unknown or already
@@ -113,6 +131,8 @@ class LLMEngine:
     # ANCHOR: validation
     def make_request(self, prompt, params, arrival_time=None, request_id=None, label=None) -> Request:
         """Check one prompt and build its Request; errors name the request and the bad value."""
+        if self.closed:
+            raise RuntimeError("the engine is closed (close() gave back its memory): build a new one")
         if label is None:
             label = "request" if request_id is None else f"request {short(request_id)}"
         params = self.checked_params(label, params)
@@ -221,8 +241,15 @@ class LLM:
         return self.llm_engine.stage
 
     def close(self):
-        """Stop the tensor-parallel workers, if any (garbage collection does too)."""
+        """Give back what the engine holds (``LLMEngine.close``); also at the end
+        of ``with LLM(...) as llm:``."""
         self.llm_engine.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
     def generate(self, prompts, sampling_params=None, use_tqdm=False) -> list[RequestOutput]:
         """prompts: strings or lists of token ids. sampling_params: one

@@ -10,7 +10,7 @@ if not torch.cuda.is_available():
 
 import pytest  # noqa: E402
 
-from minicb import make_tiny_checkpoint  # noqa: E402
+from minicb import LLMEngine, make_tiny_checkpoint  # noqa: E402
 
 ARCHS = ("llama", "qwen2", "qwen3")
 
@@ -21,6 +21,24 @@ def pytest_collection_modifyitems(items):
     together instead of one waiting for a long test that started last."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+# On a GPU, the share of it an engine that a test does not size may hold: the GPU test
+# set runs in several workers on one GPU (pytest -n auto), each building engines.
+GPU_SHARE_PER_ENGINE = 0.03
+
+
+@pytest.fixture(autouse=True)
+def engines_sized_for_a_shared_gpu(monkeypatch):
+    if DEVICE != "cuda":
+        return
+    init = LLMEngine.__init__
+
+    def sized(self, model, engine="static", **options):
+        options.setdefault("gpu_memory_utilization", GPU_SHARE_PER_ENGINE)
+        init(self, model, engine, **options)
+
+    monkeypatch.setattr(LLMEngine, "__init__", sized)
 
 
 @pytest.fixture(scope="session")

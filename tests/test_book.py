@@ -62,13 +62,13 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def test_every_embedded_figure_exists_and_the_gpu_one_wins():
-    """A chapter shows figures/X.png (a GPU run) where one exists, else figures/cpu/X.png."""
+    """A chapter shows figures/gpu/X.png (a GPU run) where one exists, else figures/cpu/X.png."""
     embedded = [(md.name, target) for md in sorted(LESSONS.glob("*.md")) for target in IMAGE.findall(md.read_text())]
     assert embedded, "the book shows no figure"
     for chapter, target in embedded:
         assert (LESSONS / target).is_file(), f"{chapter}: {target} does not exist"
         if target.startswith("figures/cpu/"):
-            gpu = LESSONS / "figures" / Path(target).name
+            gpu = LESSONS / "figures" / "gpu" / Path(target).name
             assert not gpu.is_file(), f"{chapter}: shows {target}, but the GPU run's {gpu.name} exists"
 
 

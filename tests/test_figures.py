@@ -1,4 +1,4 @@
-"""Figures from CPU-scale runs never land in the committed figures/ folder."""
+"""Figures from CPU-scale runs never land in the committed figures/ folders."""
 import json
 
 import pytest
@@ -48,11 +48,11 @@ def test_make_figures_cpu_writes_the_committed_cpu_folder(tmp_path, monkeypatch)
     assert figures.sidecar_problems(png.parent) == ["example.json: names no GPU (gpu=None)"]
 
 
-def test_full_scale_figures_go_to_figures(tmp_path, monkeypatch):
+def test_full_scale_figures_go_to_figures_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
     monkeypatch.setattr(figures, "full_scale", lambda: True)
     png = figures.save_figure(draw(), "example", {})
-    assert png == tmp_path / "figures" / "example.png" and png.is_file()
+    assert png == tmp_path / "figures" / "gpu" / "example.png" and png.is_file()
 
 
 def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
@@ -60,7 +60,7 @@ def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "full_scale", lambda: True)
     monkeypatch.setattr(figures, "environment", lambda: dict(gpu="NVIDIA H100", cpu="x86_64", torch="2",
                                                              triton="3", transformers="5", date="2026-01-01"))
-    folder = tmp_path / "figures"
+    folder = tmp_path / "figures" / "gpu"
     figures.save_figure(draw(), "good", {})
     assert figures.sidecar_problems(folder) == []
     figures.save_figure(draw(), "no_sidecar", {})
@@ -80,14 +80,14 @@ def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
 def test_every_committed_figure_has_a_sidecar_naming_its_machine():
     folder = figures.project_root() / "figures"
     assert folder.is_dir()
-    assert figures.sidecar_problems(folder) == []
+    assert figures.sidecar_problems(folder / "gpu") == []
     assert figures.sidecar_problems(folder / "cpu", gpu=False) == []
     assert figures.simulated_sidecar_problems(folder / "simulated") == []
 
 
 def test_every_committed_figure_reads_in_the_book():
     folder = figures.project_root() / "figures"
-    for sub in (folder / "cpu", folder / "simulated", folder):
+    for sub in (folder / "cpu", folder / "simulated", folder / "gpu"):
         assert figures.legibility_problems(sub) == []
 
 
@@ -99,7 +99,10 @@ def test_legibility_measures_the_smallest_text_and_finds_overlaps(tmp_path, monk
     ax.set_xticks([0, 0.5, 1, 5])                 # a tick outside the view is not drawn
     ax.text(0.5, 1.5, "first note", fontsize=5)
     ax.text(0.5, 1.5, "second note", fontsize=12)
-    png = figures.save_simulated_figure(fig, "crowded", "a100-40gb", "opt-13b", {})
+    with pytest.raises(ValueError, match="crowded.png: its layout does not read in the book .saved, to look at.: "
+                                         "its smallest text shows 8.3 px tall in the book; 'first note' over"):
+        figures.save_simulated_figure(fig, "crowded", "a100-40gb", "opt-13b", {})
+    png = tmp_path / "crowded.png"
     meta = json.loads(png.with_suffix(".json").read_text())
     assert meta["smallest_text_px"] == round(5 * figures.DPI / 72, 1) == 8.3
     assert meta["overlapping_text"] == ["'first note' over 'second note'"]
@@ -113,8 +116,9 @@ def test_a_figure_wider_than_the_column_shrinks_with_its_text(tmp_path, monkeypa
     monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
     fig, ax = plt.subplots(figsize=(16, 3))
     ax.plot([0, 1], [1, 2])
-    png = figures.save_simulated_figure(fig, "wide", "a100-40gb", "opt-13b", {})
-    meta = json.loads(png.with_suffix(".json").read_text())
+    with pytest.raises(ValueError, match="wide.png: .*its smallest text shows"):
+        figures.save_simulated_figure(fig, "wide", "a100-40gb", "opt-13b", {})
+    meta = json.loads((tmp_path / "wide.json").read_text())
     assert meta["width_px"] > figures.COLUMN_PX
     shrunk = meta["smallest_text_px"] * figures.COLUMN_PX / meta["width_px"]
     assert meta["smallest_text_in_book_px"] == round(shrunk, 1) < figures.SMALLEST_LABEL_PX
@@ -142,9 +146,66 @@ def test_a_legend_over_a_label_is_found(tmp_path, monkeypatch):
     ax.plot([0, 1], [0, 1], label="a line")
     ax.legend(loc="center")
     ax.text(0.5, 0.5, "hidden", ha="center", va="center", transform=ax.transAxes)
-    png = figures.save_simulated_figure(fig, "covered", "a100-40gb", "opt-13b", {})
-    meta = json.loads(png.with_suffix(".json").read_text())
+    with pytest.raises(ValueError, match="the legend over 'hidden'"):
+        figures.save_simulated_figure(fig, "covered", "a100-40gb", "opt-13b", {})
+    meta = json.loads((tmp_path / "covered.json").read_text())
     assert "the legend over 'hidden'" in meta["overlapping_text"]
+
+
+def test_a_legend_over_another_panel_is_found_and_one_over_its_twin_is_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 5))
+    top.plot([0, 1], [0, 1], label="a line")
+    bottom.set_title("below")
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.6))
+    with pytest.raises(ValueError, match="the legend over the panel 'below'"):
+        figures.save_simulated_figure(fig, "spilled", "a100-40gb", "opt-13b", {})
+    fig, ax = plt.subplots(figsize=(6, 3))
+    twin = ax.twinx()
+    twin.plot([0, 1], [5, 6], label="on the right axis")
+    twin.legend(loc="lower right")
+    figures.save_simulated_figure(fig, "twinned", "a100-40gb", "opt-13b", {})
+
+
+def old_decode_roofline_layout(measurements, context):
+    """08_decode_roofline as the first GPU run drew it: the key under the first panel."""
+    shapes = list(dict.fromkeys(key.split(" | ")[0] for key in measurements))
+    fig, axes = plt.subplots(len(shapes), 1, figsize=(6, 4 * len(shapes)), squeeze=False)
+    for ax, shape in zip(axes[:, 0], shapes):
+        rows = measurements[f"{shape} | paged"]
+        batches = [r["batch"] for r in rows]
+        for key, label in [("step_ms", "decode step, stage 5"), ("roofline_ms", "(weights + K/V) / copy bandwidth"),
+                           ("forward_ms", "forward pass on the device"), ("host_ms", "host: schedule + inputs")]:
+            ax.plot(batches, [r[key] for r in rows], "o-", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("running requests (batch)")
+        ax.set_ylabel("ms")
+        ax.set_title(f"{shape}, context {context}")
+    axes[0, 0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+    return fig
+
+
+def test_the_decode_roofline_s_old_layout_is_refused_and_its_new_one_reads(tmp_path, monkeypatch):
+    """On the H200 run's own numbers (figures/gpu/08_decode_roofline.json)."""
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    meta = json.loads((figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json").read_text())
+    with pytest.raises(ValueError, match="the legend over 'llama-3.1-8b, context 1024'"):
+        figures.save_simulated_figure(old_decode_roofline_layout(meta["measurements"], meta["context"]),
+                                      "old", "h100-sxm", "llama-3.1-8b", {})
+    figures.save_simulated_figure(figures.REDRAW["08_decode_roofline"](meta), "new", "h100-sxm", "llama-3.1-8b", {})
+
+
+def test_a_gpu_run_s_figure_is_redrawn_from_its_sidecar_with_that_run_s_stamp(tmp_path):
+    gpu = figures.project_root() / "figures" / "gpu"
+    for suffix in (".json", ".png"):
+        (tmp_path / f"08_decode_roofline{suffix}").write_bytes((gpu / f"08_decode_roofline{suffix}").read_bytes())
+    figures.main(["redraw", str(tmp_path / "08_decode_roofline.json"), "--why", "a test"])
+    meta = json.loads((tmp_path / "08_decode_roofline.json").read_text())
+    assert meta["gpu"] == "NVIDIA H200" and meta["redrawn"]["why"] == "a test"
+    assert meta["measurements"] == json.loads((gpu / "08_decode_roofline.json").read_text())["measurements"]
+    with pytest.raises(SystemExit, match="no drawing of 08_kv_bytes from its sidecar"):
+        figures.main(["redraw", str(gpu / "08_kv_bytes.json")])
 
 
 def test_a_legend_on_the_figure_is_refused_before_it_lands_on_the_stamp(tmp_path, monkeypatch):

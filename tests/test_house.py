@@ -17,7 +17,7 @@ FLOORS = [
     ["minicb.kernels"],
     ["minicb.sampling", "minicb.request", "minicb.model", "minicb.config", "minicb.metrics",
      "minicb.observer", "minicb.attention", "minicb.checkpoint", "minicb.costmodel",
-     "minicb.pretrained"],
+     "minicb.pretrained", "minicb.gpu_memory"],
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",

@@ -303,16 +303,6 @@ def test_kv_breakdown_across_stages(llama):
     assert running["continuous"] == 5 and running["paged"] > 5           # same 320 slots, more requests
 
 
-def test_the_kv_cache_gets_what_the_weights_and_a_profiled_step_leave():
-    from minicb.stages.paged import kv_memory
-
-    gib = 2**30
-    # An 80 GiB GPU: 1 GiB held outside this process's tensors (its CUDA context and
-    # another process), 20 GiB reserved by this process, whose peak was 18 GiB.
-    total, free, reserved, peak = 80 * gib, 59 * gib, 20 * gib, 18 * gib
-    assert kv_memory(total, free, reserved, peak, 0.9) == 72 * gib - 1 * gib - 18 * gib
-
-
 def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypatch):
     """On a GPU it runs before the KV cache is sized; here only that it runs, and
     what it feeds the model and the sampler."""
@@ -330,7 +320,6 @@ def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypa
 
     monkeypatch.setattr(stage.executor.model, "forward", seen_forward)
     monkeypatch.setattr(type(stage.sampler), "__call__", seen_sample)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     stage.profile_step()
     assert seen["positions"].tolist() == [i % 128 for i in range(300)]
     assert seen["logits"].shape == (5, stage.executor.config.vocab_size)

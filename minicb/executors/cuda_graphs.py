@@ -54,6 +54,13 @@ class GraphExecutor(Executor):
                                         device=device)
         self.graphs, self.outputs, self.pool = {}, {}, None
 
+    def close(self):
+        """Drop the graphs, their memory pool and the static buffers, then the model."""
+        self.graphs, self.outputs, self.pool = {}, {}, None
+        self.input_ids = self.positions = self.slot_mapping = None
+        self.cu_seqlens_q = self.seq_lens = self.block_tables = None
+        super().close()
+
     def execute(self, input_ids, positions, attn, sample_rows):
         if getattr(attn, "max_query_len", None) != 1:      # not a decode step
             return super().execute(input_ids, positions, attn, sample_rows)

@@ -33,5 +33,6 @@ class Executor:
         return self.model.new_kv_cache(*leading)
 
     def close(self):
-        """Nothing to stop: the model lives in this process."""
+        """Drop the model: its weights are the bulk of what an engine holds."""
+        self.model = None
 # ANCHOR_END: executor

@@ -53,6 +53,11 @@ class Engine:
         with self.log.stepping():          # the step log's clock starts
             return self.run_step()
 
+    def close(self):
+        """Let go of what the stage keeps between steps (the front door aborts the
+        requests first). Stages 1-3 keep nothing: a batch's KV cache lives as long
+        as the batch."""
+
     def abort(self, request_id: str):
         """Finish a request now, wherever it is. Unknown or finished ids are a no-op."""
         request = self.unfinished.pop(request_id, None)

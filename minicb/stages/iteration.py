@@ -176,6 +176,10 @@ class IterationEngine(Engine):
         # add_request/abort use the scheduler's queue.
         self.waiting = self.scheduler.waiting
 
+    def close(self):
+        """Drop the KV cache, which lives as long as the engine."""
+        self.k_cache = self.v_cache = None
+
     def run_step(self):
         batch = self.scheduler.schedule()
         if not batch.entries:

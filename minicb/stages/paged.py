@@ -19,13 +19,13 @@ chunks beside the decodes. Requests that start with the same tokens can
 share those blocks (``enable_prefix_caching``): ``prefix_caching.py`` builds
 that on this file.
 """
-import gc
 import math
 from collections import deque
 from dataclasses import dataclass
 
 import torch
 
+from .. import gpu_memory
 from ..request import Request
 from ..sampling import SamplingParams
 from .iteration import IterationEngine, Scheduler
@@ -190,7 +190,7 @@ class PagedEngine(IterationEngine):
         bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.executor.dtype.itemsize)
         if cfg.kv_cache_memory_bytes is not None:
             budget = cfg.kv_cache_memory_bytes
-        elif str(cfg.device).startswith("cuda"):
+        elif gpu_memory.CUDA.is_gpu(self.device):
             budget = self.gpu_memory_left()
         else:                                   # the same memory stage 4's slots take
             budget = cfg.max_num_seqs * cfg.max_model_len * bytes_per_block / cfg.block_size
@@ -198,19 +198,14 @@ class PagedEngine(IterationEngine):
             raise ValueError(f"a KV budget of {int(budget)} bytes holds no block of {bytes_per_block} bytes")
         return int(budget // bytes_per_block)
 
-    def gpu_memory_left(self) -> float:
-        """Bytes of gpu_memory_utilization of the GPU that the weights and one
-        profiled step at its peak leave for the KV cache, after what this process's
-        CUDA context and other processes hold."""
-        gc.collect()                       # an engine dropped but not yet collected
-        torch.cuda.empty_cache()
-        if hasattr(self.executor, "model"):   # the weights are here, not in workers
-            torch.cuda.reset_peak_memory_stats(self.device)
-            self.profile_step()
-        free, total = torch.cuda.mem_get_info(self.device)
-        return kv_memory(total, free, torch.cuda.memory_reserved(self.device),
-                         torch.cuda.max_memory_allocated(self.device),
-                         self.config.gpu_memory_utilization)
+    def gpu_memory_left(self) -> int:
+        """What gpu_memory_utilization leaves the KV cache once this engine's
+        weights and one profiled step at its peak are counted (minicb.gpu_memory)."""
+        model = getattr(self.executor, "model", None)     # None: in tensor-parallel workers
+        weights = None if model is None else sum(t.numel() * t.element_size()
+                                                 for t in [*model.parameters(), *model.buffers()])
+        return gpu_memory.kv_cache_bytes(self.device, self.config.gpu_memory_utilization, weights,
+                                         self.profile_step if model is not None else lambda: None)
 
     def profile_step(self):
         """The most memory a step takes beside the KV cache: the largest prefill
@@ -224,12 +219,4 @@ class PagedEngine(IterationEngine):
                                        torch.arange(cfg.max_num_seqs, device=self.device))
         sampled = [SamplingParams(temperature=1.0, top_k=50, top_p=0.9)] * len(logits)
         self.sampler(logits, sampled, [None] * len(logits))
-        torch.cuda.synchronize(self.device)
 
-
-def kv_memory(total, free, reserved, peak, utilization) -> float:
-    """Bytes for the KV cache: the share ``utilization`` of the GPU's ``total``,
-    less what neither this process's tensors hold (its CUDA context, other
-    processes: total - free - reserved) and less this process's peak
-    (``peak``: weights, every tensor already held, and a profiled step)."""
-    return total * utilization - (total - free - reserved) - peak

@@ -1,7 +1,7 @@
 """Where figures go, and what says how each was made: a line on the figure
 itself (machine, model, scale, date) and a JSON sidecar beside it.
 
-Only a full-scale run on a GPU writes the committed ``figures/`` folder; a
+Only a full-scale run on a GPU writes the committed ``figures/gpu/`` folder; a
 CPU-scale run or a rehearsal (``minicb.tools.scale``) writes the git-ignored
 ``scratch/figures/`` instead, so a laptop run never overwrites the measured
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
@@ -11,11 +11,13 @@ on a GPU no one ran) never goes among them: ``make figures-simulated``
 writes those into ``figures/simulated/``, marked as predictions on the
 figure and in the sidecar.
 """
+import argparse
 import dataclasses
 import datetime
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from matplotlib.text import Text
 from PIL import Image
 
 from ..costmodel import HARDWARE, MODEL_SHAPES
+from .plots import plot_decode_roofline
 from .scale import RUNNING, run_scale
 
 
@@ -45,7 +48,7 @@ def figure_dir() -> Path:
     if "MINICB_FIGURES_DIR" in os.environ:
         path = project_root() / os.environ["MINICB_FIGURES_DIR"]
     else:
-        path = project_root() / ("figures" if full_scale() else "scratch/figures")
+        path = project_root() / ("figures/gpu" if full_scale() else "scratch/figures")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -82,7 +85,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
     sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
-    return png
+    return checked(png, sidecar)
 
 
 def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
@@ -102,6 +105,28 @@ def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
                    model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
+    return checked(png, sidecar)
+
+
+def redraw_figure(fig, sidecar: dict, folder: Path, why: str) -> Path:
+    """Save ``fig``, drawn anew from ``sidecar``'s own numbers, as the figure of the
+    run that measured them: that run's stamp and sidecar, with the date it was
+    redrawn and why added. Nothing is measured again."""
+    name, today = Path(sidecar["figure"]).stem, datetime.date.today().isoformat()
+    line = f"{stamp(sidecar, sidecar)} | redrawn {today}"
+    png, legibility = stamped_png(fig, Path(folder) / f"{name}.png", line)
+    sidecar = dict(sidecar, **legibility, redrawn=dict(date=today, why=why))
+    (Path(folder) / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
+    return checked(png, sidecar)
+
+
+def checked(png: Path, sidecar: dict) -> Path:
+    """The figure, once its layout reads: else a ValueError naming what does not
+    (the PNG and sidecar are saved, to look at)."""
+    problems = layout_problems(sidecar)
+    if problems:
+        raise ValueError(f"{png.name}: its layout does not read in the book (saved, to look at): "
+                         + "; ".join(problems))
     return png
 
 
@@ -136,7 +161,7 @@ def legibility(fig, png: Path) -> dict:
     width = Image.open(png).size[0]
     return dict(smallest_text_px=round(smallest, 1), width_px=width,
                 smallest_text_in_book_px=round(smallest * min(1, COLUMN_PX / width), 1),
-                overlapping_text=overlapping(texts, fig))
+                overlapping_text=overlapping(texts, fig), outside_png=outside(texts, fig))
 
 
 def drawn_texts(fig) -> list:
@@ -163,19 +188,26 @@ def drawn_texts(fig) -> list:
 
 
 def legibility_problems(folder) -> list[str]:
-    """Figures in ``folder`` whose smallest text would show under 9 px in the
-    book, or whose texts overlap, as their sidecars measured them."""
+    """Figures in ``folder`` whose layout does not read (``layout_problems``), as
+    their sidecars measured them."""
     problems = []
     for sidecar in sorted(Path(folder).glob("*.json")):
         meta = json.loads(sidecar.read_text())
         if "smallest_text_in_book_px" not in meta:
             problems.append(f"{sidecar.name}: does not say how its text reads (saved before it did)")
             continue
-        if meta["smallest_text_in_book_px"] < SMALLEST_LABEL_PX:
-            problems.append(f"{meta['figure']}: its smallest text shows "
-                            f"{meta['smallest_text_in_book_px']} px tall in the book")
-        problems += [f"{meta['figure']}: {pair}" for pair in meta["overlapping_text"]]
+        problems += [f"{meta['figure']}: {problem}" for problem in layout_problems(meta)]
     return problems
+
+
+def layout_problems(meta: dict) -> list[str]:
+    """What a sidecar's measures say does not read: text under 9 px in the book,
+    texts that overlap, a legend over another text or another panel, text that
+    falls outside the PNG."""
+    problems = []
+    if meta["smallest_text_in_book_px"] < SMALLEST_LABEL_PX:
+        problems.append(f"its smallest text shows {meta['smallest_text_in_book_px']} px tall in the book")
+    return problems + meta["overlapping_text"] + meta.get("outside_png", [])
 
 
 def overlapping(texts, fig) -> list[str]:
@@ -185,12 +217,29 @@ def overlapping(texts, fig) -> list[str]:
     boxes = [(repr(t.get_text()), t.get_window_extent(renderer)) for t in texts]
     found = [f"{a} over {b}" for i, (a, box_a) in enumerate(boxes)
              for b, box_b in boxes[i + 1:] if crossing(box_a, box_b, margin=2)]
-    for legend in [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
         own = {id(t) for t in legend.get_texts()} | {id(legend.get_title())}
         frame = legend.get_window_extent(renderer)
         found += [f"the legend over {t.get_text()!r}" for t in texts
                   if id(t) not in own and crossing(frame, t.get_window_extent(renderer), margin=0)]
+        # Inside its own panel a legend sits where it was put; over another, on that one's data.
+        found += [f"the legend over the panel {other.get_title()!r}" for other in fig.axes
+                  if other.get_position().bounds != ax.get_position().bounds     # not a twin
+                  and other.get_visible() and other.axison
+                  and crossing(frame, other.get_window_extent(renderer), margin=0)]
     return found
+
+
+def outside(texts, fig) -> list[str]:
+    """Texts that reach beyond what the PNG keeps (everything drawn, unless a
+    text is left out of the layout)."""
+    renderer = fig.canvas.get_renderer()
+    kept = fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans).padded(1)
+    return [f"{t.get_text()!r} falls outside the PNG" for t in texts
+            if not all(kept.contains(*corner) for corner in t.get_window_extent(renderer).get_points())]
 
 
 def crossing(a, b, margin: float) -> bool:
@@ -219,7 +268,7 @@ def stamp(env: dict, meta: dict) -> str:
     """One line for the figure's corner: where and at what scale it was measured."""
     model = meta.get("model", "")
     if isinstance(model, dict):
-        model = " ".join(str(v) for v in model.values())
+        model = " ".join(", ".join(v) if isinstance(v, list) else str(v) for v in model.values())
     return " | ".join(str(x) for x in (env["machine"], model, env["scale"], env["date"]) if x)
 
 
@@ -229,7 +278,7 @@ REQUIRED_SIDECAR_KEYS = ("gpu", "torch", "triton", "transformers", "date")
 def sidecar_problems(folder, gpu=True) -> list[str]:
     """What is wrong with the figures in ``folder``: a PNG without its JSON
     sidecar, a sidecar missing a required key, or one whose GPU does not fit
-    the folder (``figures/`` holds GPU runs only, ``figures/cpu/`` CPU runs only)."""
+    the folder (``figures/gpu/`` holds GPU runs only, ``figures/cpu/`` CPU runs only)."""
     problems = []
     for png in sorted(Path(folder).glob("*.png")):
         sidecar = png.with_suffix(".json")
@@ -245,3 +294,28 @@ def sidecar_problems(folder, gpu=True) -> list[str]:
         elif not gpu and meta["gpu"]:
             problems.append(f"{sidecar.name}: a GPU run ({meta['gpu']}) among the CPU figures")
     return problems
+
+
+# Figures drawn by a function of the numbers their sidecars keep: a GPU run's figure can
+# be laid out anew without running it again.
+REDRAW = {"08_decode_roofline": lambda meta: plot_decode_roofline(meta["measurements"], meta["context"])}
+
+
+def main(argv=None):
+    """python -m minicb.tools.figures redraw SIDECAR...: each figure drawn anew from
+    its sidecar's numbers, in its folder (redraw_figure)."""
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.figures", description=main.__doc__)
+    parser.add_argument("command", choices=["redraw"])
+    parser.add_argument("sidecars", nargs="+", type=Path)
+    parser.add_argument("--why", default="the layout of today's code")
+    args = parser.parse_args(argv)
+    for path in args.sidecars:
+        meta = json.loads(path.read_text())
+        name = Path(meta["figure"]).stem
+        if name not in REDRAW:
+            sys.exit(f"{path}: no drawing of {name} from its sidecar; these have one: {sorted(REDRAW)}")
+        print(redraw_figure(REDRAW[name](meta), meta, path.parent, args.why))
+
+
+if __name__ == "__main__":
+    main()

@@ -107,7 +107,7 @@ REACHED_ON_A_GPU = {
     "minicb/attention.py": "tests/test_kernels.py",
     "minicb/observer.py": "tests/test_engines.py",
     "minicb/stages/base.py": "tests/test_engines.py",
-    "minicb/stages/paged.py": "tests/test_paged.py",
+    "minicb/gpu_memory.py": "tests/test_paged.py",
     "minicb/stages/overlap.py": "tests/test_overlap.py",
     "kernels/online_softmax.py": "tests/test_kernels.py",
     "kernels/paged_attention.py": "tests/test_paged.py",

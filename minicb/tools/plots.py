@@ -55,3 +55,28 @@ def plot_schedule(run, title, ax=None):
     ax.set_title(f"{title}: {run.num_steps} steps, {run.occupancy:.0%} of rows busy")
     return ax
 # ANCHOR_END: schedule
+
+
+def plot_decode_roofline(measurements: dict, context: int):
+    """The paged engine's decode step against its roofline, a panel per model
+    shape, from {"shape | mode": rows of benchmarks.decode_roofline}, the form
+    the figure's sidecar keeps them in: so the figure can be redrawn from it."""
+    shapes = list(dict.fromkeys(key.split(" | ")[0] for key in measurements))
+    fig, axes = plt.subplots(len(shapes), 1, figsize=(6, 3.6 * len(shapes)), squeeze=False)
+    for ax, shape in zip(axes[:, 0], shapes):
+        plain, overlapped = measurements[f"{shape} | paged"], measurements[f"{shape} | paged, async scheduling"]
+        batches = [r["batch"] for r in plain]
+        ax.plot(batches, [r["step_ms"] for r in plain], "o-", label="decode step, stage 5")
+        ax.plot(batches, [r["step_ms"] for r in overlapped], "o-", label="decode step, async scheduling")
+        ax.plot(batches, [r["roofline_ms"] for r in plain], "k--", label="(weights + K/V) / copy bandwidth")
+        ax.plot(batches, [r["forward_ms"] for r in plain], "^-", color="tab:blue", label="forward pass on the device")
+        ax.plot(batches, [r["host_ms"] for r in plain], "s:", color="tab:red", label="host: schedule + inputs")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("running requests (batch)")
+        ax.set_ylabel("ms")
+        ax.set_title(f"{shape}, context {context}")
+    fig.tight_layout(h_pad=1.5)
+    # The key under the last panel, after the layout is set: above it, it would cover the next panel.
+    axes[-1, 0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8.5)
+    return fig

@@ -1,0 +1,85 @@
+"""How much of a GPU the KV cache may take: vLLM's ``gpu_memory_utilization``.
+
+An engine may hold that share of the GPU in all: its weights, the peak of one
+profiled step, and its KV cache. So the cache gets the share less the weights
+and the peak, counted from the engine's own allocations. What other engines in
+this process, or other processes, hold matters only when it leaves less free
+memory than the cache asks for; then the error says so, with the numbers and
+the knobs.
+
+Every query goes through ``CUDA``, one object, so that the tests can put a
+fake GPU in its place on a machine without one.
+"""
+import gc
+
+import torch
+
+
+class CudaMemory:
+    """The queries the sizing makes of torch.cuda."""
+
+    def is_gpu(self, device) -> bool:
+        return torch.device(device).type == "cuda"
+
+    def release(self, device):
+        """Collect what was dropped (an engine nobody holds any more) and hand its
+        cached blocks back, so that free memory means free."""
+        gc.collect()
+        torch.cuda.empty_cache()
+
+    def total_and_free(self, device) -> tuple[int, int]:
+        free, total = torch.cuda.mem_get_info(device)
+        return total, free
+
+    def allocated(self, device) -> int:
+        return torch.cuda.memory_allocated(device)
+
+    def reserved(self, device) -> int:
+        return torch.cuda.memory_reserved(device)
+
+    def reset_peak(self, device):
+        torch.cuda.reset_peak_memory_stats(device)
+
+    def peak(self, device) -> int:
+        torch.cuda.synchronize(device)              # the profiled step has finished
+        return torch.cuda.max_memory_allocated(device)
+
+
+CUDA = CudaMemory()
+
+
+# ANCHOR: kv_cache_bytes
+def kv_cache_bytes(device, utilization: float, weights: int | None, profile_step) -> int:
+    """Bytes for the KV cache: ``utilization`` of the GPU, less this engine's
+    ``weights`` and the peak of ``profile_step()`` (one step at its largest).
+    ``weights`` None: the model lives in tensor-parallel workers, and what other
+    processes hold on this GPU counts as its. Raises ValueError, naming the
+    numbers and the knobs, when that leaves nothing or more than is free."""
+    CUDA.release(device)
+    total, free = CUDA.total_and_free(device)
+    before = CUDA.allocated(device)
+    if weights is None:
+        weights = total - free - CUDA.reserved(device)
+    CUDA.reset_peak(device)
+    profile_step()
+    step_peak = CUDA.peak(device) - before
+    total, free = CUDA.total_and_free(device)
+    free += CUDA.reserved(device) - CUDA.allocated(device)      # cached here, free to reuse
+    asked = int(total * utilization) - weights - step_peak
+    if 0 < asked <= free:
+        return asked
+    others_here = max(0, before - weights)
+    raise ValueError(
+        f"no room for the KV cache: gpu_memory_utilization {utilization} of this GPU's "
+        f"{gib(total)} is {gib(total * utilization)}; this engine's weights ({gib(weights)}) "
+        f"and one step's peak ({gib(step_peak)}) leave {gib(asked)} for its KV cache, and "
+        f"{gib(free)} is free ({gib(others_here)} held by other tensors of this process, "
+        f"{gib(total - free - CUDA.allocated(device))} by other processes and CUDA). Lower "
+        f"gpu_memory_utilization, or size the cache yourself (kv_cache_memory_bytes or "
+        f"num_blocks); if another engine holds the memory, close it first (engine.close(), "
+        f"or build it in a `with` block)")
+# ANCHOR_END: kv_cache_bytes
+
+
+def gib(num_bytes) -> str:
+    return f"{num_bytes / 2**30:.2f} GiB"
