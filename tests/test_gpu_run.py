@@ -37,10 +37,26 @@ def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
         assert set(part.figures) == expected, part.name
 
 
-def test_the_plan_fits_every_part_of_an_h100_run_in_its_command_and_the_whole_in_half_an_hour():
+def test_any_two_parts_of_an_h100_run_fit_one_window_of_gpu_time():
     minutes = {part.name: gpu_run.part_minutes(part, gpu_run.H100_RATES) for part in gpu_run.PARTS}
     assert all(m <= gpu_run.MAX_MINUTES for m in minutes.values()), minutes
-    assert sum(minutes.values()) <= 32, minutes
+    worst = sorted(minutes.values())[-2:]
+    assert gpu_run.START_MINUTES + sum(worst) <= gpu_run.WINDOW_MINUTES == 15, minutes
+    assert gpu_run.MAX_MINUTES < 10                            # and each fits one command
+
+
+# What the first GPU run measured on an H200 (copy 4,211 GB/s, bf16 matmul 702 TFLOP/s).
+H200_RATES = dict(copy_gb_s=4211, matmul_tflops=702)
+H200_MEASURED_S = {"kernels": 97, "correctness": 64}
+
+
+def test_the_estimates_are_near_what_the_first_gpu_run_measured():
+    """Within 50% either way: the plan is rough, but it must not send a part that
+    cannot finish, nor refuse one that can."""
+    for name, measured in H200_MEASURED_S.items():
+        part = next(p for p in gpu_run.PARTS if p.name == name)
+        estimate = 60 * gpu_run.part_minutes(part, H200_RATES)
+        assert measured / 1.5 <= estimate <= measured * 1.5, (name, estimate, measured)
 
 
 def test_a_slower_gpu_gets_longer_estimates_and_the_plan_refuses_what_does_not_fit(capsys, monkeypatch):
@@ -69,19 +85,19 @@ def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True):
 
 
 def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
-    part = next(p for p in gpu_run.PARTS if p.name == "paged")
+    part = next(p for p in gpu_run.PARTS if p.name == "iteration")
     complete = dict(gpu="H100", torch="2", triton="3", transformers="5", date="2026-11-24")
-    archive = tmp_path / "paged.tar.gz"
+    archive = tmp_path / "iteration.tar.gz"
     fake_archive(archive, part, {name: complete for name in part.figures})
     assert gpu_run.archive_problems(part, archive) == []
     fake_archive(archive, part, {name: complete for name in part.figures[1:]})
     problems = gpu_run.archive_problems(part, archive)
-    assert problems == [f"paged.tar.gz: no figures/{part.figures[0]}.png",
-                        f"paged.tar.gz: no figures/{part.figures[0]}.json"]
+    assert problems == [f"iteration.tar.gz: no figures/{part.figures[0]}.png",
+                        f"iteration.tar.gz: no figures/{part.figures[0]}.json"]
     fake_archive(archive, part, {name: {k: v for k, v in complete.items() if k != "gpu"} for name in part.figures})
     assert all("lacks gpu" in p for p in gpu_run.archive_problems(part, archive))
     fake_archive(archive, part, {name: complete for name in part.figures}, passed=False)
-    assert gpu_run.archive_problems(part, archive) == ["paged.tar.gz: x failed (see log.txt)"]
+    assert gpu_run.archive_problems(part, archive) == ["iteration.tar.gz: x failed (see log.txt)"]
     assert gpu_run.archive_problems(part, tmp_path / "none.tar.gz") == ["none.tar.gz: missing"]
 
 

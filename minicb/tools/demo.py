@@ -41,7 +41,7 @@ def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=
         prompts = [chat_prompt(llm.tokenizer, q) for q in questions]
         outputs[engine] = llm.generate(prompts, SamplingParams(max_tokens=max_tokens), use_tqdm=True)
         runs[engine] = llm.last_run
-    fig, axes = plt.subplots(2, 1, figsize=(12, 2 + 0.6 * max_batch_size))
+    fig, axes = plt.subplots(2, 1, figsize=(7.5, 2 + 0.6 * max_batch_size))   # the book's column
     plot_schedule(runs["static"], f"static batching, max_batch_size={max_batch_size}", ax=axes[0])
     plot_schedule(runs["continuous"], f"continuous batching, max_num_seqs={max_batch_size}", ax=axes[1])
     fig.tight_layout()

@@ -27,17 +27,12 @@ from PIL import Image
 
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from .plots import plot_decode_roofline
-from .scale import RUNNING, run_scale
+from .scale import RUNNING, project_root, run_scale
 
 
 # When the notebook imported this module: each sidecar says how long the run had taken
 # by the time its figure was saved, which is what sizing the next full-scale run needs.
 STARTED = time.perf_counter()
-
-
-def project_root() -> Path:
-    here = Path(__file__).resolve().parents[2]
-    return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
 def full_scale() -> bool:

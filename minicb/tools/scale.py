@@ -17,10 +17,11 @@ GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
 import os
 import platform
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
-from ..checkpoint import SHAPES
+from ..checkpoint import SHAPES, make_tiny_checkpoint
 from ..costmodel import MODEL_SHAPES
 from .claims import CpuUse, Verdict, judge
 
@@ -127,6 +128,13 @@ class Scale:
             shape = max(fitting, key=lambda s: weight_bytes(s), default="tiny")
         return dict(arch="llama", shape=shape, dtype=self.dtype)
 
+    def checkpoint(self, model: dict) -> str:
+        """The folder of ``model`` (as ``model()`` gives it), random weights of seed 0,
+        written once for this scale under scratch/checkpoints/ (the GPU run's first
+        part writes the real shapes' ahead, while its tests run)."""
+        return make_tiny_checkpoint(project_root() / "scratch" / "checkpoints" / self.name / model["shape"],
+                                    seed=0, **model)
+
     def fits(self, shape: str) -> bool:
         """Whether this GPU holds the shape's weights with room for KV cache and
         activations: at most 60% of its memory for the weights."""
@@ -158,6 +166,12 @@ class Scale:
         what = {"cpu": "CPU scale", "full": "full scale",
                 "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
         return f"{what} | {where} | {self.dtype}"
+
+
+def project_root() -> Path:
+    """The repository's root (where pyproject.toml is); else the working directory."""
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
 def others_cores() -> float | None:
