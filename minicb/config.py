@@ -82,7 +82,7 @@ class EngineConfig:
     """Stages 4-5: while requests run, admit only when waiting >= ratio x
     running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
     cuda_graphs: bool | None = None
-    """Stage 5: replay decode steps from CUDA graphs, captured once per
+    """Stages 4-5: replay decode steps from CUDA graphs, captured once per
     batch-size bucket, so a step costs a few launches instead of hundreds.
     Default: on with CUDA and the triton backend; needs both."""
     async_scheduling: bool = False

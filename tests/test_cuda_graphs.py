@@ -33,10 +33,16 @@ def test_bucket_sizes_cover_every_batch():
     assert bucket_sizes(40) == [1, 2, 4, 8, 16, 32, 40]
 
 
+# Stage 4's packed steps read each request's slot (seq_starts), stage 5's its block table.
+ENGINES = {"continuous": dict(engine="continuous", max_model_len=64),
+           "paged": dict(engine="paged", block_size=4)}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("backend", ["sdpa", "reference", "triton"])
-def test_padded_decode_steps_match_plain_ones(llama, backend):
+def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
-    options = dict(engine="paged", attention_backend=backend, max_num_seqs=6, block_size=4)
+    options = dict(ENGINES[engine], attention_backend=backend, max_num_seqs=6)
     reference = LLM(llama, **options)
     plain = reference.generate(PROMPTS_7, params)
     llm = LLM(llama, **options)
@@ -64,21 +70,23 @@ def test_cuda_graphs_need_cuda_and_triton():
         assert EngineConfig(engine="paged").cuda_graphs is False
 
 
-def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch, engine):
     """Capturing needs CUDA: here record stands in for it, and each "graph" replays
     by running the model on the static buffers, as a captured one would."""
-    recorded = []
+    recorded, replayed = [], []
 
     def record(self, bucket, attn):
         recorded.append(bucket)
 
         def replay():
+            replayed.append(bucket)
             self.outputs[bucket] = self.forward(bucket, attn)
         self.graphs[bucket] = SimpleNamespace(replay=replay)
 
     monkeypatch.setattr(GraphExecutor, "record", record)
     params = SamplingParams(max_tokens=4, ignore_eos=True)
-    options = dict(engine="paged", max_num_seqs=40, block_size=4)
+    options = dict(ENGINES[engine], max_num_seqs=40)
     expected = LLM(llama, **options).generate(PROMPTS, params)
     llm = LLM(llama, **options)
     use_decode_graphs(llm.llm_engine).capture = True
@@ -87,3 +95,8 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
     outputs = llm.generate(PROMPTS, params)
     assert recorded == [40, 32, 16, 8, 4, 2, 1]       # every bucket, at the first decode step
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
+    decode_steps = sum(s.kind == "decode" for s in llm.last_run.steps)
+    assert len(replayed) == decode_steps > 0             # every decode step was a replay
+    again = llm.generate(PROMPTS, params)
+    assert recorded == [40, 32, 16, 8, 4, 2, 1] and len(replayed) == 2 * decode_steps   # captured once
+    assert [o.output_token_ids for o in again] == [o.output_token_ids for o in expected]

@@ -33,7 +33,7 @@ def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedE
     if config.tensor_parallel_size > 1:
         return ParallelExecutor(path, config, read_config(path))
     model = load_model(path, config.dtype, config.device)
-    if config.cuda_graphs and config.engine == "paged":
+    if config.cuda_graphs and config.engine in ("continuous", "paged"):   # packed steps
         return GraphExecutor(model, config)
     return Executor(model)
 # ANCHOR_END: make_executor

@@ -1,4 +1,4 @@
-"""An executor that replays decode steps from CUDA graphs (stage 5 on a GPU).
+"""An executor that replays decode steps from CUDA graphs (stages 4-5 on a GPU).
 
 A decode step of a small model is hundreds of small kernels, and launching
 them from Python can take longer than running them. A CUDA graph records
@@ -7,8 +7,10 @@ the launches of one forward pass once; replaying it is a single call.
 A graph replays fixed shapes at fixed addresses, so this executor keeps
 static input buffers sized for ``max_num_seqs`` and one graph per batch-size
 bucket (1, 2, 4, 8, then multiples of 16). A step with n requests copies its
-inputs into the first n rows and pads the rest of its bucket with rows that
-write no K/V (slot -1) and attend to one key; their outputs are never read.
+inputs, and each tensor of its stage's attention metadata (stage 4's slot
+starts, stage 5's block tables), into the first n rows and pads the rest of
+its bucket with rows that write no K/V (slot -1) and attend to one key; their
+outputs are never read.
 
 Only decode steps (one query per sequence: ``attn.max_query_len == 1``) use
 graphs: prefills vary in shape every step and are few. The first decode step
@@ -35,6 +37,11 @@ def bucket_sizes(max_num_seqs: int) -> list[int]:
 
 
 # ANCHOR: graph_executor
+# What a padding row holds in each of a step's metadata tensors: no K/V written
+# (slot -1), one key read (of whatever row or block 0 holds). Anything else: 0.
+PADDING = {"slot_mapping": -1, "seq_lens": 1}
+
+
 class GraphExecutor(Executor):
     """The plain executor, with decode steps replayed from CUDA graphs."""
 
@@ -42,34 +49,32 @@ class GraphExecutor(Executor):
         super().__init__(model)
         self.capture = capture
         self.buckets = bucket_sizes(config.max_num_seqs)
-        n, device = config.max_num_seqs, model.embed_tokens.weight.device
-        max_blocks = -(-config.max_model_len // config.block_size)
-        self.input_ids = torch.zeros(n, dtype=torch.long, device=device)
-        self.positions = torch.zeros(n, dtype=torch.long, device=device)
-        self.slot_mapping = torch.full((n,), -1, dtype=torch.long, device=device)
-        # one query each, always
-        self.cu_seqlens_q = torch.arange(n + 1, dtype=torch.int32, device=device)
-        self.seq_lens = torch.ones(n, dtype=torch.int32, device=device)
-        self.block_tables = torch.zeros((n, max_blocks), dtype=torch.int32,
-                                        device=device)
+        n, self.device = config.max_num_seqs, model.embed_tokens.weight.device
+        # a block table's widest: a request of max_model_len tokens
+        self.max_width = -(-config.max_model_len // config.block_size)
+        self.input_ids = torch.zeros(n, dtype=torch.long, device=self.device)
+        self.positions = torch.zeros(n, dtype=torch.long, device=self.device)
+        # one per tensor of the stage's metadata, made when first seen
+        self.buffers = {}
         self.graphs, self.outputs, self.pool = {}, {}, None
 
     def close(self):
         """Drop the graphs, their memory pool and the static buffers, then the model."""
         self.graphs, self.outputs, self.pool = {}, {}, None
-        self.input_ids = self.positions = self.slot_mapping = None
-        self.cu_seqlens_q = self.seq_lens = self.block_tables = None
+        self.input_ids = self.positions = None
+        self.buffers = {}
         super().close()
 
     def execute(self, input_ids, positions, attn, sample_rows):
         if getattr(attn, "max_query_len", None) != 1:      # not a decode step
             return super().execute(input_ids, positions, attn, sample_rows)
-        if self.capture and not self.graphs:
-            for bucket in reversed(self.buckets):
-                self.record(bucket, attn)
         n = input_ids.shape[0]
         bucket = next(b for b in self.buckets if b >= n)
+        # (this makes the buffers, before any capture)
         self.fill(n, bucket, input_ids, positions, attn)
+        if self.capture and not self.graphs:
+            for size in reversed(self.buckets):
+                self.record(size, attn)
         if self.capture:
             self.graphs[bucket].replay()                   # one call for every launch
             hidden = self.outputs[bucket]
@@ -78,26 +83,38 @@ class GraphExecutor(Executor):
         return self.model.compute_logits(hidden[:n][sample_rows])
 
     def fill(self, n, bucket, input_ids, positions, attn):
+        """The step's inputs into the first n rows of the static buffers; rows n to
+        bucket padded (PADDING)."""
         self.input_ids[:n].copy_(input_ids)
         self.positions[:n].copy_(positions)
-        self.slot_mapping[:n].copy_(attn.slot_mapping)
-        # padding rows store nothing...
-        self.slot_mapping[n:bucket].fill_(-1)
-        self.seq_lens[:n].copy_(attn.seq_lens)
-        # ...and read one key of whatever block 0 holds
-        self.seq_lens[n:bucket].fill_(1)
-        width = attn.block_tables.shape[1]
-        self.block_tables[:n, :width].copy_(attn.block_tables)
-        self.block_tables[n:bucket].zero_()
+        for name, value in step_tensors(attn):
+            if name == "cu_seqlens_q":      # one query each: always 0, 1, 2, ...
+                continue
+            buffer = self.buffer(name, value)
+            rows = buffer[:n, :value.shape[1]] if value.dim() == 2 else buffer[:n]
+            rows.copy_(value)
+            buffer[n:bucket] = PADDING.get(name, 0)
+
+    def buffer(self, name, value):
+        """The static buffer of one metadata tensor: max_num_seqs rows (block tables
+        as wide as a request can need; cu_seqlens_q one more row)."""
+        if name not in self.buffers:
+            n = self.buckets[-1]
+            like = dict(dtype=value.dtype, device=self.device)
+            if name == "cu_seqlens_q":
+                self.buffers[name] = torch.arange(n + 1, **like)
+            else:
+                shape = (n, self.max_width) if value.dim() == 2 else (n,)
+                self.buffers[name] = torch.full(shape, PADDING.get(name, 0), **like)
+        return self.buffers[name]
 
     def forward(self, bucket, attn):
         """The model on the first ``bucket`` rows of the static buffers: the
-        step's attention metadata (its caches, kernels and block size), with
-        its tensors swapped for views of the buffers."""
-        on_buffers = dataclasses.replace(
-            attn, slot_mapping=self.slot_mapping[:bucket],
-            cu_seqlens_q=self.cu_seqlens_q[:bucket + 1],
-            seq_lens=self.seq_lens[:bucket], block_tables=self.block_tables[:bucket])
+        step's attention metadata (its caches, kernels and sizes), with its
+        tensors swapped for views of the buffers."""
+        views = {name: self.buffer(name, value)[:bucket + (name == "cu_seqlens_q")]
+                 for name, value in step_tensors(attn)}
+        on_buffers = dataclasses.replace(attn, **views)
         return self.model(self.input_ids[:bucket], self.positions[:bucket], on_buffers)
 
     def record(self, bucket, attn):
@@ -115,3 +132,10 @@ class GraphExecutor(Executor):
         self.pool = graph.pool()
         self.graphs[bucket] = graph
 # ANCHOR_END: graph_executor
+
+
+def step_tensors(attn) -> list:
+    """(name, tensor) of each per-step tensor of a stage's attention metadata:
+    not the KV caches, which stay where they are."""
+    return [(f.name, getattr(attn, f.name)) for f in dataclasses.fields(attn)
+            if isinstance(getattr(attn, f.name), torch.Tensor) and not f.name.endswith("_cache")]
