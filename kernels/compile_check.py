@@ -173,7 +173,7 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
             contiguous_attention(q[:n], k_cache[1], v_cache[1], context)
             padded = k_cache[1, :2 * 128].view(2, 128, kv_heads, head_dim)
             padded_attention(q.view(2, n, heads, head_dim), padded, padded.clone(),
-                             context, ints([0, 3]))
+                             ints([context, context]), ints([0, 3]))
             cu_seqlens, seq_lens = ints([0, n, 2 * n]), ints([context, context + 7])
             ragged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
                              ints([0, 256]), n)

@@ -50,7 +50,8 @@ def finish_rows(acc, l_i):
 # classes: equal to 1, divisible by 16, neither (it specializes on them).
 # Lengths change every step, so a serving run would stop to compile whenever
 # one first entered another class: the kernels mark them do_not_specialize.
-STEP_VARYING = ["num_queries", "context_len"]
+# (Context lengths are not arguments: the kernels read them from memory.)
+STEP_VARYING = ["num_queries"]
 # ANCHOR_END: step_varying
 
 
@@ -125,13 +126,14 @@ def tile_grid(opts, num_queries, num_heads):
     return triton.cdiv(num_queries, opts["BLOCK_M"] // opts["HEADS"]), num_heads // opts["HEADS"]
 
 
-def check_cache(q, k_cache, v_cache, context_len):
-    """Shape checks shared by the host wrappers; q [..., Lq, H, d], caches [..., T, KVH, d]."""
+def check_cache(q, k_cache, v_cache, context_len=None):
+    """Shape checks shared by the host wrappers; q [..., Lq, H, d], caches [..., T, KVH, d].
+    (A context length read on the GPU, as stage 2's, is not checked here.)"""
     if q.stride(-1) != 1 or k_cache.stride(-1) != 1 or v_cache.stride(-1) != 1:
         raise ValueError("the last (head_dim) axis of q and the caches must be contiguous")
     if k_cache.stride() != v_cache.stride():
         raise ValueError("k_cache and v_cache must share one layout")
     if q.shape[-2] % k_cache.shape[-2]:
         raise ValueError(f"{q.shape[-2]} query heads is not a multiple of {k_cache.shape[-2]} KV heads")
-    if not q.shape[-3] <= context_len <= k_cache.shape[-3]:
+    if context_len is not None and not q.shape[-3] <= context_len <= k_cache.shape[-3]:
         raise ValueError(f"context_len {context_len} must be within [{q.shape[-3]}, {k_cache.shape[-3]}]")

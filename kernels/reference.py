@@ -34,23 +34,27 @@ def causal_visibility(num_queries, context_len, device=None):
 # ANCHOR: contiguous_reference
 def contiguous_attention(q, k_cache, v_cache, context_len):
     """Stage 1. q [Lq, H, d] are the newest Lq tokens of one sequence whose
-    K/V (new tokens included) fill k_cache[:context_len] ([T, KVH, d])."""
+    K/V (new tokens included) fill k_cache[:context_len] ([T, KVH, d]);
+    context_len an int or a one-element tensor."""
+    context_len = int(context_len)
     visible = causal_visibility(q.shape[0], context_len, q.device)
     return naive_attention(q, k_cache[:context_len], v_cache[:context_len], visible)
 # ANCHOR_END: contiguous_reference
 
 
 # ANCHOR: padded_reference
-def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
-    """Stage 2. A left-padded batch: q [B, Lq, H, d], caches [B, T, KVH, d].
+def padded_attention(q, k_cache, v_cache, seq_lens, pad_lens):
+    """Stage 2. A left-padded batch: q [B, Lq, H, d], caches [B', T, KVH, d].
 
-    Row b holds pad_lens[b] padding tokens, then its real tokens; every row
-    ends at column context_len. A key is visible if it is real (column >=
-    pad_lens[b]) and not in the query's future.
+    Row b holds pad_lens[b] padding tokens, then its real tokens, and ends at
+    column seq_lens[b] (in a static batch, the same column for every row). A
+    key is visible if it is real (column >= pad_lens[b]) and not in the
+    query's future.
     """
     out = torch.empty_like(q)
-    causal = causal_visibility(q.shape[1], context_len, q.device)
     for b in range(q.shape[0]):
+        context_len = int(seq_lens[b])
+        causal = causal_visibility(q.shape[1], context_len, q.device)
         real_key = torch.arange(context_len, device=q.device) >= int(pad_lens[b])
         visible = causal & real_key[None, :]
         out[b] = naive_attention(q[b], k_cache[b, :context_len],

@@ -35,16 +35,21 @@ def attend(q, k, v, visible):
 
 def contiguous_attention(q, k_cache, v_cache, context_len):
     """Stage 1: q [Lq, H, d], the newest tokens of one sequence in k/v_cache[:context_len]."""
+    context_len = int(context_len)        # (a tensor's: read on the host)
     visible = causal_visibility(q.shape[0], context_len, q.device)
     return attend(q[None], k_cache[None, :context_len], v_cache[None, :context_len], visible[None])[0]
 
 
-def padded_attention(q, k_cache, v_cache, context_len, pad_lens):
-    """Stage 2: a left-padded batch, q [B, Lq, H, d], caches [B, T, KVH, d]; one call for all rows."""
-    pad_lens = torch.as_tensor(pad_lens, device=q.device)
-    real_key = torch.arange(context_len, device=q.device)[None, :] >= pad_lens[:, None]         # [B, Lk]
-    visible = causal_visibility(q.shape[1], context_len, q.device)[None] & real_key[:, None, :]
-    return attend(q, k_cache[:, :context_len], v_cache[:, :context_len], visible)
+def padded_attention(q, k_cache, v_cache, seq_lens, pad_lens):
+    """Stage 2: a left-padded batch, q [B, Lq, H, d], caches [B', T, KVH, d]; one call for all rows."""
+    batch, num_queries = q.shape[:2]
+    longest = int(seq_lens.max())
+    columns = torch.arange(longest, device=q.device)
+    # each query's own column: the last num_queries of its row's context
+    query_columns = seq_lens[:, None] - num_queries + torch.arange(num_queries, device=q.device)
+    visible = ((columns[None, None, :] <= query_columns[:, :, None])
+               & (columns[None, None, :] >= pad_lens[:, None, None]))        # [B, Lq, Lk]
+    return attend(q, k_cache[:batch, :longest], v_cache[:batch, :longest], visible)
 
 
 # ANCHOR: sdpa_packed

@@ -82,9 +82,10 @@ class EngineConfig:
     """Stages 4-5: while requests run, admit only when waiting >= ratio x
     running (TGI's waiting_served_ratio). 0 admits whenever there is room."""
     cuda_graphs: bool | None = None
-    """Stages 4-5: replay decode steps from CUDA graphs, captured once per
+    """Every stage: replay decode steps from CUDA graphs, captured once per
     batch-size bucket, so a step costs a few launches instead of hundreds.
-    Default: on with CUDA and the triton backend; needs both."""
+    Default: on with CUDA and the triton backend; needs both. Stages compare
+    on equal terms only with the same setting."""
     async_scheduling: bool = False
     """Stage 5: schedule and launch step N+1 before reading step N's tokens,
     which stay on the device as step N+1's inputs, so the GPU never waits for

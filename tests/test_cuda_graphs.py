@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
+from minicb.executors import describe, make_executor
 from minicb.executors.cuda_graphs import GraphExecutor, bucket_sizes
 from minicb.config import EngineConfig
 
@@ -33,16 +34,34 @@ def test_bucket_sizes_cover_every_batch():
     assert bucket_sizes(40) == [1, 2, 4, 8, 16, 32, 40]
 
 
-# Stage 4's packed steps read each request's slot (seq_starts), stage 5's its block table.
-ENGINES = {"continuous": dict(engine="continuous", max_model_len=64),
+# Stage 1 runs one sequence (its length), stages 2-3 pad a batch (each row's length and
+# padding), stage 4's packed steps read each request's slot (seq_starts), stage 5's its
+# block table.
+ENGINES = {"single": dict(engine="single", max_model_len=64),
+           "static": dict(engine="static", max_model_len=64),
+           "dynamic": dict(engine="dynamic", max_model_len=64, max_wait_ms=0),
+           "continuous": dict(engine="continuous", max_model_len=64),
            "paged": dict(engine="paged", block_size=4)}
+PACKED = ("continuous", "paged")
+
+
+def one_token_each(step) -> bool:
+    """A decode step, or stages 1-3's prefill of one-token prompts: what graphs replay."""
+    return step.kind == "decode" or step.num_tokens == len(step.rows)
+
+
+def batch_size(engine, n):
+    """The option that sets how many sequences a step holds (stage 1: always one)."""
+    return {"max_num_seqs" if engine in PACKED else "max_batch_size": n}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("backend", ["sdpa", "reference", "triton"])
 def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
-    options = dict(ENGINES[engine], attention_backend=backend, max_num_seqs=6)
+    # 7 requests: stage 4-5 steps of up to 6; batches of 4 and 3 (both in the bucket of 4)
+    options = dict(ENGINES[engine], attention_backend=backend,
+                   **batch_size(engine, 6 if engine in PACKED else 4))
     reference = LLM(llama, **options)
     plain = reference.generate(PROMPTS_7, params)
     llm = LLM(llama, **options)
@@ -51,12 +70,19 @@ def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     runner.forward = lambda bucket, attn: (buckets.append(bucket), forward(bucket, attn))[1]
     padded = llm.generate(PROMPTS_7, params)
     assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
-    # Padding rows wrote no K/V: both caches hold the same values, block for block.
-    torch.testing.assert_close(llm.stage.k_cache, reference.stage.k_cache, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(llm.stage.v_cache, reference.stage.v_cache, atol=1e-5, rtol=1e-5)
-    decode_sizes = [s.num_tokens for s in llm.last_run.steps if s.kind == "decode"]
-    assert len(buckets) == len(decode_sizes) > 0                  # every decode step went through it
-    assert any(b > n for b, n in zip(buckets, decode_sizes))      # ...and some carried padding rows
+    if engine in PACKED:
+        # Padding rows wrote no K/V: both caches hold the same values, block for block.
+        torch.testing.assert_close(llm.stage.k_cache, reference.stage.k_cache, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(llm.stage.v_cache, reference.stage.v_cache, atol=1e-5, rtol=1e-5)
+    else:
+        # Every batch's K/V was a view of the executor's one buffer.
+        rows = 1 if engine == "single" else 4
+        assert runner.padded_kv is not None and runner.padded_kv[0].shape[1] == rows
+    # a decode step, or a prefill of one-token prompts: one token per sequence
+    decode_sizes = [s.num_tokens for s in llm.last_run.steps if one_token_each(s)]
+    assert len(buckets) == len(decode_sizes) > 0                  # every such step went through it
+    if engine != "single":                                        # ...and some carried padding rows
+        assert any(b > n for b, n in zip(buckets, decode_sizes))
     assert all(b == min(x for x in runner.buckets if x >= n) for b, n in zip(buckets, decode_sizes))
 
 
@@ -70,10 +96,10 @@ def test_cuda_graphs_need_cuda_and_triton():
         assert EngineConfig(engine="paged").cuda_graphs is False
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch, engine):
+def stand_in_capture(monkeypatch):
     """Capturing needs CUDA: here record stands in for it, and each "graph" replays
-    by running the model on the static buffers, as a captured one would."""
+    by running the model on the static buffers, as a captured one would. Returns
+    the lists of buckets recorded and replayed."""
     recorded, replayed = [], []
 
     def record(self, bucket, attn):
@@ -85,18 +111,56 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
         self.graphs[bucket] = SimpleNamespace(replay=replay)
 
     monkeypatch.setattr(GraphExecutor, "record", record)
+    return recorded, replayed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch, engine):
+    recorded, replayed = stand_in_capture(monkeypatch)
     params = SamplingParams(max_tokens=4, ignore_eos=True)
-    options = dict(ENGINES[engine], max_num_seqs=40)
+    options = dict(ENGINES[engine], **batch_size(engine, 40))
     expected = LLM(llama, **options).generate(PROMPTS, params)
     llm = LLM(llama, **options)
     use_decode_graphs(llm.llm_engine).capture = True
     llm.generate([[5, 6, 7]], SamplingParams(max_tokens=1))   # a prefill alone captures nothing
     assert recorded == []
     outputs = llm.generate(PROMPTS, params)
-    assert recorded == [40, 32, 16, 8, 4, 2, 1]       # every bucket, at the first decode step
+    buckets = [1] if engine == "single" else [40, 32, 16, 8, 4, 2, 1]
+    assert recorded == buckets                        # every bucket, at the first decode step
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
-    decode_steps = sum(s.kind == "decode" for s in llm.last_run.steps)
+    decode_steps = sum(map(one_token_each, llm.last_run.steps))
     assert len(replayed) == decode_steps > 0             # every decode step was a replay
     again = llm.generate(PROMPTS, params)
-    assert recorded == [40, 32, 16, 8, 4, 2, 1] and len(replayed) == 2 * decode_steps   # captured once
+    assert recorded == buckets and len(replayed) == 2 * decode_steps   # captured once
     assert [o.output_token_ids for o in again] == [o.output_token_ids for o in expected]
+
+
+def test_a_batch_wider_than_the_padded_buffer_replaces_it_and_its_graphs(llama, monkeypatch):
+    """A static batch's width is its longest prompt plus its longest output, which may
+    come from two requests and exceed max_model_len; the graphs wrote to the old
+    buffer, so they are captured again on the new one."""
+    recorded, _ = stand_in_capture(monkeypatch)
+    options = dict(ENGINES["static"], max_batch_size=2)
+    narrow = ([list(range(10, 20))] * 2, [SamplingParams(max_tokens=4, ignore_eos=True)] * 2)
+    wide = ([list(range(10, 60)), [7, 8]], [SamplingParams(max_tokens=n, ignore_eos=True)
+                                           for n in (3, 50)])                  # 50 + 50 > 64
+    expected = [LLM(llama, **options).generate(*batch) for batch in (narrow, wide)]
+    llm = LLM(llama, **options)
+    runner = use_decode_graphs(llm.llm_engine)
+    runner.capture = True
+    got = [llm.generate(*narrow)]
+    assert recorded == [2, 1] and runner.padded_kv[0].shape[2] == 64
+    got.append(llm.generate(*wide))
+    assert recorded == [2, 1, 2, 1] and runner.padded_kv[0].shape[2] == 100
+    assert [[o.output_token_ids for o in run] for run in got] == \
+        [[o.output_token_ids for o in run] for run in expected]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_with_graphs_on_every_stage_gets_the_graph_executor(llama, engine):
+    """What a GPU builds by default (cuda_graphs is on there): one executor for all."""
+    config = EngineConfig(engine=engine, max_model_len=64)
+    config.cuda_graphs = True                 # as on a GPU; a CPU's config refuses it
+    executor = make_executor(llama, config)
+    assert isinstance(executor, GraphExecutor)
+    assert "CUDA graphs" in describe(executor, config)

@@ -29,6 +29,19 @@ def test_cpu_scale_figures_go_to_scratch_with_a_sidecar(tmp_path, monkeypatch):
     assert not (tmp_path / "figures").exists()
 
 
+def test_a_sidecar_says_which_executor_each_stage_ran_on(tmp_path, monkeypatch, llama):
+    from minicb import LLM
+    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    monkeypatch.setattr("minicb.executors.BUILT", {})
+    LLM(llama, engine="static")
+    LLM(llama, engine="paged", attention_backend="reference")
+    png = figures.save_figure(draw(), "example", {})
+    executors = json.loads(png.with_suffix(".json").read_text())["executors"]
+    assert executors == {"paged": ["Executor (reference attention, eager)"],
+                         "static": ["Executor (sdpa attention, eager)"]}
+
+
 def test_the_figure_itself_names_its_machine_model_and_scale(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
     monkeypatch.setattr(figures, "full_scale", lambda: False)

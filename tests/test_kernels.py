@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from minicb.kernels import reference
+from minicb.kernels import reference, sdpa
 from minicb.kernels.contiguous_attention import contiguous_attention
 from minicb.kernels.kv_write import store_kv_cache
 from minicb.kernels.padded_attention import padded_attention
@@ -67,9 +67,27 @@ def test_padded_attention_matches_reference(dtype, head_dim, heads, phase):
     v_cache = rand(3, 45, num_kv_heads, head_dim, dtype=dtype)
     num_queries, context_len = (33, 33) if phase == "prefill" else (1, 38)
     q = rand(3, num_queries, num_heads, head_dim, dtype=dtype)
-    out = padded_attention(q, k_cache, v_cache, context_len, pad_lens)
-    expected = reference.padded_attention(q, k_cache, v_cache, context_len, pad_lens)
+    seq_lens = torch.full((3,), context_len, device=DEVICE)
+    out = padded_attention(q, k_cache, v_cache, seq_lens, pad_lens)
+    expected = reference.padded_attention(q, k_cache, v_cache, seq_lens, pad_lens)
     torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("backend", ["triton", "sdpa"])
+def test_padded_rows_may_end_at_different_columns_in_a_wider_cache(backend):
+    """What a CUDA graph's padding rows need: each row reads its own end
+    (seq_lens) from memory, and the cache may hold more rows than the batch."""
+    torch.manual_seed(2)
+    attention = padded_attention if backend == "triton" else sdpa.padded_attention
+    k_cache, v_cache = rand(5, 20, 2, 64, dtype=torch.float32), rand(5, 20, 2, 64, dtype=torch.float32)
+    q = rand(3, 1, 4, 64, dtype=torch.float32)
+    seq_lens = torch.tensor([17, 1, 9], device=DEVICE)
+    pad_lens = torch.tensor([3, 0, 8], device=DEVICE)
+    out = attention(q, k_cache, v_cache, seq_lens, pad_lens)
+    expected = reference.padded_attention(q, k_cache, v_cache, seq_lens, pad_lens)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    # row 2 sees one key (column 8): its output is that key's value, per KV head
+    torch.testing.assert_close(out[2, 0], v_cache[2, 8].repeat_interleave(2, dim=0), atol=1e-5, rtol=1e-5)
 
 
 def test_padding_query_rows_are_zero():
@@ -77,7 +95,7 @@ def test_padding_query_rows_are_zero():
     q = rand(2, 6, 2, 64, dtype=torch.float32)
     k_cache = rand(2, 6, 2, 64, dtype=torch.float32)
     pad_lens = torch.tensor([0, 4], device=DEVICE)
-    out = padded_attention(q, k_cache, k_cache.clone(), 6, pad_lens)
+    out = padded_attention(q, k_cache, k_cache.clone(), torch.full((2,), 6, device=DEVICE), pad_lens)
     assert torch.isfinite(out).all()
     assert out[1, :4].abs().max() == 0
     assert out[1, 4:].abs().max() > 0
@@ -96,7 +114,11 @@ def test_kernels_reject_bad_shapes():
     with pytest.raises(ValueError, match="pad_lens must have shape"):
         qb = rand(2, 1, 4, 64, dtype=torch.float32)
         kb = rand(2, 8, 4, 64, dtype=torch.float32)
-        padded_attention(qb, kb, kb, 4, torch.zeros(3, dtype=torch.int32, device=DEVICE))
+        padded_attention(qb, kb, kb, torch.full((2,), 4, device=DEVICE),
+                         torch.zeros(3, dtype=torch.int32, device=DEVICE))
+    with pytest.raises(ValueError, match="seq_lens must have shape"):
+        padded_attention(qb, kb, kb, torch.full((3,), 4, device=DEVICE),
+                         torch.zeros(2, dtype=torch.int32, device=DEVICE))
 
 
 # A step of continuous batching: two prompts being prefilled (33 and 7 tokens),
@@ -172,7 +194,7 @@ def test_lengths_that_change_every_step_are_not_specialized():
     lines = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            check=True).stdout.splitlines()
     assert lines == [str(sorted(names)) for names in (
-        ["context_len", "num_queries"], ["context_len", "num_queries", "stride_ob", "stride_qb"],
+        ["num_queries"], ["num_queries", "stride_ob", "stride_qb"],
         ["stride_table"], ["split_len", "stride_lse_part", "stride_part", "stride_table"],
         ["num_splits", "stride_lse_part", "stride_part"])]
 

@@ -24,9 +24,9 @@ def test_padded_kernel_matches_reference_on_random_batches(prompt_lens, group, h
                         for _ in range(2))
     num_queries = longest if decode_steps == 0 else 1
     q = torch.randn(batch, num_queries, kv_heads * group, head_dim, generator=gen).to(DEVICE)
-    context_len = longest + decode_steps
-    out = padded_attention(q, k_cache, v_cache, context_len, pad_lens)
-    torch.testing.assert_close(out, reference.padded_attention(q, k_cache, v_cache, context_len, pad_lens),
+    seq_lens = torch.full((batch,), longest + decode_steps, device=DEVICE)
+    out = padded_attention(q, k_cache, v_cache, seq_lens, pad_lens)
+    torch.testing.assert_close(out, reference.padded_attention(q, k_cache, v_cache, seq_lens, pad_lens),
                                atol=1e-5, rtol=1e-4)
 
 

@@ -30,8 +30,9 @@ def test_padded_with_padding_rows_zero(dtype, heads, num_queries, context_len):
     pad_lens = torch.tensor([0, 32, 26], device=DEVICE)            # prompts of 33, 1 and 7 tokens
     k_cache, v_cache = rand(3, 45, heads[1], 80, dtype=dtype), rand(3, 45, heads[1], 80, dtype=dtype)
     q = rand(3, num_queries, heads[0], 80, dtype=dtype)
-    out = sdpa.padded_attention(q, k_cache, v_cache, context_len, pad_lens)
-    torch.testing.assert_close(out, reference.padded_attention(q, k_cache, v_cache, context_len, pad_lens),
+    seq_lens = torch.full((3,), context_len, device=DEVICE)
+    out = sdpa.padded_attention(q, k_cache, v_cache, seq_lens, pad_lens)
+    torch.testing.assert_close(out, reference.padded_attention(q, k_cache, v_cache, seq_lens, pad_lens),
                                **TOLERANCE[dtype])
     if num_queries > 1:
         assert out[1, :32].abs().max() == 0 and out[1, 32:].abs().max() > 0

@@ -29,11 +29,30 @@ def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedE
         if config.kv_cache_memory_bytes is None:     # what the real GPU would leave
             config.kv_cache_memory_bytes = executor.kv_memory(
                 config.gpu_memory_utilization)
-        return executor
-    if config.tensor_parallel_size > 1:
-        return ParallelExecutor(path, config, read_config(path))
-    model = load_model(path, config.dtype, config.device)
-    if config.cuda_graphs and config.engine in ("continuous", "paged"):   # packed steps
-        return GraphExecutor(model, config)
-    return Executor(model)
+    elif config.tensor_parallel_size > 1:
+        executor = ParallelExecutor(path, config, read_config(path))
+    elif config.cuda_graphs:
+        executor = GraphExecutor(load_model(path, config.dtype, config.device), config)
+    else:
+        executor = Executor(load_model(path, config.dtype, config.device))
+    BUILT.setdefault(config.engine, set()).add(describe(executor, config))
+    return executor
 # ANCHOR_END: make_executor
+
+
+# Each stage's executors in this process, for the figures' sidecars: two stages
+# compare on equal terms only on the same executor (chapter 7).
+BUILT: dict[str, set[str]] = {}
+
+
+def describe(executor, config) -> str:
+    """An executor in words: its kind, and what it does that changes a step's time."""
+    if isinstance(executor, SimulatedExecutor):
+        return f"SimulatedExecutor ({config.hardware})"
+    launches = "CUDA graphs" if isinstance(executor, GraphExecutor) else "eager"
+    return f"{type(executor).__name__} ({config.attention_backend} attention, {launches})"
+
+
+def built() -> dict[str, list[str]]:
+    """{stage: its executors, described}: what this process's engines ran on."""
+    return {engine: sorted(kinds) for engine, kinds in sorted(BUILT.items())}

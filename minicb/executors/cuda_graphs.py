@@ -1,16 +1,22 @@
-"""An executor that replays decode steps from CUDA graphs (stages 4-5 on a GPU).
+"""An executor that replays decode steps from CUDA graphs (every stage on a GPU).
 
 A decode step of a small model is hundreds of small kernels, and launching
 them from Python can take longer than running them. A CUDA graph records
 the launches of one forward pass once; replaying it is a single call.
 
 A graph replays fixed shapes at fixed addresses, so this executor keeps
-static input buffers sized for ``max_num_seqs`` and one graph per batch-size
-bucket (1, 2, 4, 8, then multiples of 16). A step with n requests copies its
-inputs, and each tensor of its stage's attention metadata (stage 4's slot
-starts, stage 5's block tables), into the first n rows and pads the rest of
-its bucket with rows that write no K/V (slot -1) and attend to one key; their
-outputs are never read.
+static input buffers sized for the most sequences a step can hold (one in
+stage 1, ``max_batch_size`` in stages 2-3, ``max_num_seqs`` in 4-5) and one graph per
+batch-size bucket (1, 2, 4, 8, then multiples of 16). A step with n sequences
+copies its inputs, and each tensor of its stage's attention metadata (stages
+1-2's lengths, stage 4's slot starts, stage 5's block tables), into the
+first n rows and pads the rest of its bucket with rows that write no K/V that
+a sequence reads and attend to one key; their outputs are never read.
+
+Stages 1-3 make a KV cache for each batch. A graph would keep writing to the
+first one it captured, so here every batch's cache is a view of one buffer
+this executor keeps (``new_kv_cache``), as wide as the widest batch so far and
+with a row for every padding row too.
 
 Only decode steps (one query per sequence: ``attn.max_query_len == 1``) use
 graphs: prefills vary in shape every step and are few. The first decode step
@@ -48,22 +54,43 @@ class GraphExecutor(Executor):
     def __init__(self, model, config, capture=True):
         super().__init__(model)
         self.capture = capture
-        self.buckets = bucket_sizes(config.max_num_seqs)
-        n, self.device = config.max_num_seqs, model.embed_tokens.weight.device
+        # the most sequences in one step
+        n = {"single": 1, "static": config.max_batch_size,
+             "dynamic": config.max_batch_size}.get(config.engine, config.max_num_seqs)
+        self.buckets = bucket_sizes(n)
+        self.device = model.embed_tokens.weight.device
+        self.max_model_len = config.max_model_len
         # a block table's widest: a request of max_model_len tokens
         self.max_width = -(-config.max_model_len // config.block_size)
         self.input_ids = torch.zeros(n, dtype=torch.long, device=self.device)
         self.positions = torch.zeros(n, dtype=torch.long, device=self.device)
         # one per tensor of the stage's metadata, made when first seen
         self.buffers = {}
+        self.padded_kv = None           # stages 1-3: the buffer every batch's K/V view
         self.graphs, self.outputs, self.pool = {}, {}, None
 
     def close(self):
         """Drop the graphs, their memory pool and the static buffers, then the model."""
         self.graphs, self.outputs, self.pool = {}, {}, None
-        self.input_ids = self.positions = None
+        self.input_ids = self.positions = self.padded_kv = None
         self.buffers = {}
         super().close()
+
+    def new_kv_cache(self, *leading):
+        """Stages 4-5 ask once, for [rows]: a cache of their own. Stages 1-3 ask
+        for every batch, [batch, capacity]: they get a view of one buffer of
+        max_batch_size rows and max_model_len columns, whose address every graph
+        captures (a static batch's classic reservation). A batch wider than that
+        (its longest prompt and its longest output may come from different
+        requests) replaces it, and the graphs, which wrote to the old one."""
+        if len(leading) != 2:
+            return super().new_kv_cache(*leading)
+        batch, capacity = leading
+        if self.padded_kv is None or self.padded_kv[0].shape[2] < capacity:
+            self.graphs, self.outputs, self.pool, self.padded_kv = {}, {}, None, None
+            width = max(capacity, self.max_model_len)
+            self.padded_kv = super().new_kv_cache(self.buckets[-1], width)
+        return tuple(cache[:, :batch, :capacity] for cache in self.padded_kv)
 
     def execute(self, input_ids, positions, attn, sample_rows):
         if getattr(attn, "max_query_len", None) != 1:      # not a decode step
@@ -111,9 +138,13 @@ class GraphExecutor(Executor):
     def forward(self, bucket, attn):
         """The model on the first ``bucket`` rows of the static buffers: the
         step's attention metadata (its caches, kernels and sizes), with its
-        tensors swapped for views of the buffers."""
+        tensors swapped for views of the buffers, and a padded batch's cache for
+        the bucket's rows of the buffer it is a view of."""
         views = {name: self.buffer(name, value)[:bucket + (name == "cu_seqlens_q")]
                  for name, value in step_tensors(attn)}
+        # (a padded batch's cache: [layers, rows, columns, ...])
+        if self.padded_kv is not None and attn.k_cache.dim() == 5:
+            views["k_cache"], views["v_cache"] = (c[:, :bucket] for c in self.padded_kv)
         on_buffers = dataclasses.replace(attn, **views)
         return self.model(self.input_ids[:bucket], self.positions[:bucket], on_buffers)
 

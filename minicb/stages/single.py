@@ -6,32 +6,62 @@ the newest token alone: it reads every weight of the model and the whole KV
 cache to produce a single token. That is why decode is memory-bound, and why
 every later stage is about putting more requests into that one pass.
 """
+from dataclasses import dataclass
+
+import torch
+
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
 
 # ANCHOR: cache
 class ContiguousKVCache:
-    """One sequence's K and V: [layers, capacity, kv_heads, head_dim] each.
+    """One sequence's K and V: [layers, 1, capacity, kv_heads, head_dim] each
+(a batch of one row: what the executor hands out for a batch).
 
-    Called by the model once per layer with the step's new q/k/v: it stores
-    k/v after the tokens already cached, then attends over all of them.
+    Each forward pass gets its attention metadata from ``step``; the model
+    calls it once per layer with the pass's new q/k/v: it stores k/v after
+    the tokens already cached, then attends over all of them.
     """
 
     def __init__(self, engine: Engine, capacity: int):
-        self.k, self.v = engine.new_kv_cache(capacity)
-        self.attention = engine.ops.contiguous_attention
+        self.k, self.v = engine.new_kv_cache(1, capacity)
+        self.engine = engine
         self.context_len = 0            # tokens whose K/V are stored
 
-    def __call__(self, layer, q, k, v):           # q [N, H, d]; k, v [N, KVH, d]
-        end = self.context_len + q.shape[0]
-        self.k[layer, self.context_len:end] = k
-        self.v[layer, self.context_len:end] = v
-        return self.attention(q, self.k[layer], self.v[layer], end)
+    def step(self, num_tokens) -> "OneSequence":
+        """The metadata of a forward pass that adds num_tokens to the context."""
+        end = self.engine.tensor([self.context_len + num_tokens], dtype=torch.int32)
+        return OneSequence(self.k, self.v, self.engine.ops, end,
+                           max_query_len=num_tokens)
 
     def advance(self, num_tokens):
         """Called after a forward pass: its tokens now belong to the context."""
         self.context_len += num_tokens
+
+
+@dataclass
+class OneSequence:
+    """One forward pass's attention metadata. Its length is a tensor, not a
+    number: an executor may record a step's launches once and replay them
+    with each later step's tensors (chapter 8)."""
+    k_cache: torch.Tensor          # [layers, 1, capacity, KVH, d]
+    v_cache: torch.Tensor
+    ops: object
+    seq_lens: torch.Tensor         # [1]: tokens cached after this pass
+    max_query_len: int             # tokens this pass adds
+
+    def __post_init__(self):
+        # The new tokens' columns, the last N of the context: written by index, so
+        # that they come from seq_lens, not from a number fixed when recorded.
+        new = torch.arange(self.max_query_len, device=self.seq_lens.device)
+        self.columns = (self.seq_lens - self.max_query_len + new).long()
+
+    def __call__(self, layer, q, k, v):           # q [N, H, d]; k, v [N, KVH, d]
+        k_cache, v_cache = self.k_cache[layer, 0], self.v_cache[layer, 0]
+        k_cache[self.columns] = k
+        v_cache[self.columns] = v
+        return self.ops.contiguous_attention(q, k_cache, v_cache, self.seq_lens)
 # ANCHOR_END: cache
 
 
@@ -54,8 +84,9 @@ class SingleEngine(RunToCompletionEngine):
         while not request.finished:
             start = cache.context_len
             positions = self.tensor(range(start, start + len(new_tokens)))
+            step = cache.step(len(new_tokens))
             # Only the last position predicts: it alone gets logits.
-            logits = self.executor.execute(self.tensor(new_tokens), positions, cache,
+            logits = self.executor.execute(self.tensor(new_tokens), positions, step,
                                            [len(new_tokens) - 1])
             cache.advance(len(new_tokens))
             self.sample([request], logits)

@@ -11,6 +11,7 @@ batch's longest request is done (the "white squares"), and requests that
 arrive meanwhile wait for the whole batch (head-of-line blocking).
 """
 from collections import deque
+from dataclasses import dataclass
 
 import torch
 
@@ -23,27 +24,56 @@ class PaddedBatchKVCache:
     """A batch's K and V: [layers, batch, capacity, kv_heads, head_dim] each.
 
     Row b starts with pad_lens[b] padding columns; the kernel's mask hides
-    them. The model hands over flat tokens [batch * step_len]; this reshapes
-    them into rows.
+    them. Every row ends at the same column, context_len; each forward pass
+    adds columns to every row and gets its own attention metadata (``step``).
     """
 
     def __init__(self, engine: Engine, pad_lens: list[int], capacity: int):
         self.k, self.v = engine.new_kv_cache(len(pad_lens), capacity)
         self.pad_lens = engine.tensor(pad_lens, dtype=torch.int32)
-        self.attention = engine.ops.padded_attention
-        self.batch = len(pad_lens)
+        self.engine = engine
         self.context_len = 0           # columns filled, padding included
 
-    def __call__(self, layer, q, k, v):            # q [B*L, H, d]; k, v [B*L, KVH, d]
-        q, k, v = (x.view(self.batch, -1, *x.shape[1:]) for x in (q, k, v))
-        end = self.context_len + q.shape[1]
-        self.k[layer, :, self.context_len:end] = k
-        self.v[layer, :, self.context_len:end] = v
-        out = self.attention(q, self.k[layer], self.v[layer], end, self.pad_lens)
-        return out.flatten(0, 1)
+    def step(self, num_columns) -> "PaddedBatch":
+        """The metadata of a forward pass that adds num_columns to every row."""
+        end = self.context_len + num_columns
+        seq_lens = self.engine.tensor([end] * len(self.pad_lens), dtype=torch.int32)
+        return PaddedBatch(self.k, self.v, self.engine.ops, self.pad_lens, seq_lens,
+                           max_query_len=num_columns)
 
     def advance(self, num_columns):
         self.context_len += num_columns
+
+
+@dataclass
+class PaddedBatch:
+    """One forward pass's attention metadata; the model calls it once per layer.
+    Its lengths are tensors, not numbers: an executor may record a step's
+    launches once and replay them with each later step's tensors (chapter 8)."""
+    k_cache: torch.Tensor    # [layers, rows, capacity, KVH, d]: rows >= B
+    v_cache: torch.Tensor
+    ops: object
+    pad_lens: torch.Tensor   # [B]: padding columns at the start of each row
+    seq_lens: torch.Tensor   # [B]: columns filled after this pass, padding too
+    max_query_len: int       # columns this pass adds to every row
+
+    def __post_init__(self):
+        # The new tokens are the last L columns of each row: written by index, so
+        # that the columns come from seq_lens, not from a number fixed when recorded.
+        device, batch = self.seq_lens.device, self.seq_lens.shape[0]
+        new = torch.arange(self.max_query_len, device=device)
+        self.columns = (self.seq_lens[:, None] - self.max_query_len + new).long()
+        self.rows = torch.arange(batch, device=device)[:, None]
+
+    def __call__(self, layer, q, k, v):            # q [B*L, H, d]; k, v [B*L, KVH, d]
+        batch = self.seq_lens.shape[0]
+        q, k, v = (x.view(batch, -1, *x.shape[1:]) for x in (q, k, v))
+        k_cache, v_cache = self.k_cache[layer, :batch], self.v_cache[layer, :batch]
+        k_cache[self.rows, self.columns] = k
+        v_cache[self.rows, self.columns] = v
+        out = self.ops.padded_attention(q, k_cache, v_cache, self.seq_lens,
+                                        self.pad_lens)
+        return out.flatten(0, 1)
 # ANCHOR_END: cache
 
 
@@ -105,7 +135,8 @@ class StaticEngine(RunToCompletionEngine):
         width = len(ids[0])
         # Each live row's last column predicts its next token.
         logits = self.executor.execute(self.tensor(ids).flatten(),
-                                       self.tensor(positions).flatten(), cache,
+                                       self.tensor(positions).flatten(),
+                                       cache.step(width),
                                        [i * width + width - 1 for i in live])
         cache.advance(width)
         # Real tokens now cached.

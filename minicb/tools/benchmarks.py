@@ -212,7 +212,7 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
             triton_ops.contiguous_attention(q[b:b + 1], k[b], v[b], context)
             for b in range(batch)],
         "stage 2 padded": lambda: triton_ops.padded_attention(
-            q[:, None], k, v, context, ints([0] * batch)),
+            q[:, None], k, v, ints([context] * batch), ints([0] * batch)),
         "stage 4 ragged": lambda: triton_ops.ragged_attention(
             q, flat_k, flat_v, cu_seqlens, seq_lens,
             ints(range(0, batch * context, context)), 1),
@@ -222,7 +222,7 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
             q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1,
             pack_heads=False),
         "naive reference": lambda: reference.padded_attention(
-            q[:, None], k, v, context, ints([0] * batch)),
+            q[:, None], k, v, ints([context] * batch), ints([0] * batch)),
         "torch SDPA": lambda: torch.nn.functional.scaled_dot_product_attention(
             sdpa_q, sdpa_k, sdpa_v, enable_gqa=heads != kv_heads),
     }

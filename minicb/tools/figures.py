@@ -25,6 +25,7 @@ import torch
 from matplotlib.text import Text
 from PIL import Image
 
+from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from .plots import plot_decode_roofline
 from .scale import RUNNING, project_root, run_scale
@@ -79,6 +80,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
     sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
+    sidecar.setdefault("executors", executors.built())  # what each stage's engines ran on
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
 

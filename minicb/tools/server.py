@@ -151,12 +151,14 @@ class EngineLoop:
         except Exception as error:        # a bug in decoding: this request fails alone
             self.engine.abort(out.request_id)
             out, text = failed(out.request_id, error), ""
+        # Counted before the client hears of it: a scrape of /metrics right after a
+        # response includes that request.
+        if out.finished and self.metrics:
+            self.metrics.request_finished(out)
         submission.loop.call_soon_threadsafe(submission.outbox.put_nowait, (out, text))
         if out.finished:
             del self.submissions[out.request_id]
             self.finished(submission, None)
-            if self.metrics:
-                self.metrics.request_finished(out)
 
     def finished(self, submission, error):
         with self.lock:
