@@ -109,3 +109,46 @@ def test_the_predicted_roofline_runs_the_paged_engine_on_a_simulated_gpu():
     shape, gpu = MODEL_SHAPES["llama-3.2-1b"], HARDWARE["h100-sxm"]
     kv = 64 * (256 + 4 / 2) * shape.kv_bytes_per_token(2)
     assert rows[1]["roofline_ms"] == pytest.approx(1e3 * (shape.params * 2 + kv) / gpu.bandwidth)
+
+
+def test_the_study_setup_is_the_budget_opt_13b_left_on_an_a100():
+    """12,596 tokens (chapter 11); a static batch holds a prompt and the cap per row."""
+    kv_tokens = benchmarks.study_kv_tokens()
+    assert kv_tokens == 12_596
+    rows = {cap: benchmarks.study_options(cap, kv_tokens)["static"]["max_batch_size"]
+            for cap in benchmarks.STUDY_CAPS}
+    assert rows == {32: 23, 128: 19, 512: 12, 1536: 6}
+    options = benchmarks.study_options(1536, kv_tokens)
+    assert options["continuous"]["max_num_seqs"] * options["continuous"]["max_model_len"] <= kv_tokens
+    assert options["paged"]["num_blocks"] * options["paged"]["block_size"] <= kv_tokens
+    assert {o["max_model_len"] for o in options.values()} == {512 + 1536}
+
+
+def test_the_spread_experiment_sizes_each_cap_and_serves_the_peers_a_prefix(llama, monkeypatch):
+    built, served = [], []
+    monkeypatch.setattr(benchmarks, "run_workloads", lambda path, engines, workloads, options, progress:
+                        built.append({n: options[n]["max_batch_size"] for n in engines})
+                        or {cap: {n: n for n in engines} for cap in workloads})
+    monkeypatch.setattr(benchmarks, "load_hf_model", lambda *args: "model")
+    monkeypatch.setattr(benchmarks, "run_loaded_peer", lambda peer, model, workload, rows, kv:
+                        served.append((peer, len(workload.prompts), rows, kv)) or peer)
+
+    def setup(cap):
+        return {"static": dict(max_batch_size=cap // 8)}, 1000 + cap
+
+    results = benchmarks.throughput_vs_spread(llama, [16, 64], ["static"], ["hf_generate"], 10, 1.0,
+                                              setup, peer_requests=4)
+    assert built == [{"static": 2}, {"static": 8}]                  # each cap its own sizes
+    assert served == [("hf_generate", 4, 2, 1016), ("hf_generate", 4, 8, 1064)]
+    assert results == {16: {"static": "static", "hf_generate": "hf_generate"},
+                       64: {"static": "static", "hf_generate": "hf_generate"}}
+
+
+def test_one_executor_refuses_stages_that_ran_on_different_ones(monkeypatch):
+    monkeypatch.setattr("minicb.executors.BUILT", {"static": {"Executor (sdpa attention, eager)"},
+                                                   "paged": {"Executor (sdpa attention, eager)"}})
+    assert benchmarks.one_executor() == "Executor (sdpa attention, eager)"
+    monkeypatch.setattr("minicb.executors.BUILT", {"static": {"Executor (sdpa attention, eager)"},
+                                                   "paged": {"GraphExecutor (triton attention, CUDA graphs)"}})
+    with pytest.raises(AssertionError, match="different executors"):
+        benchmarks.one_executor()

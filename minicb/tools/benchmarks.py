@@ -7,6 +7,7 @@ CPU scale in CI and at full scale on a GPU: only the sizes differ.
 Timings on a GPU use ``triton.testing.do_bench`` (CUDA events, caches
 flushed between runs); on a CPU a median over a few calls.
 """
+import dataclasses
 import math
 import statistics
 import time
@@ -14,7 +15,8 @@ import time
 import torch
 
 from ..attention import attention_ops
-from ..costmodel import HARDWARE, MODEL_SHAPES
+from .. import executors
+from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget
 from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
 from ..kernels.paged_attention import choose_splits
@@ -76,27 +78,79 @@ def measured_rates(device) -> dict:
 
 
 # ---------------------------------------------------------------- figure 1
+# ANCHOR: study
+STUDY_CAPS = (32, 128, 512, 1536)       # Anyscale's output caps; prompts of 512 tokens
+
+
+def study_kv_tokens() -> int:
+    """The KV memory of Anyscale's study, in tokens: what OPT-13B's weights leave
+    of an A100 40 GB at gpu_memory_utilization 0.9, in bf16 (minicb.costmodel)."""
+    opt_13b = MODEL_SHAPES["opt-13b"]
+    kv_bytes = kv_budget(HARDWARE["a100-40gb"], opt_13b, bytes_per_value=2)
+    return int(kv_bytes // opt_13b.kv_bytes_per_token(2))
+
+
+def study_options(cap: int, kv_tokens: int, prompt_len: int = 512) -> dict:
+    """Each stage's options at one cap, on a budget of kv_tokens. A static or
+    dynamic batch, and stage 4's slots, reserve a prompt and the cap for every
+    request, so the budget holds kv_tokens // (prompt_len + cap) of them (the
+    study's baselines ran batches of 16, 12, 8 and 4); paging hands the same
+    tokens out in blocks of 16, to at most 256 requests at once."""
+    rows = kv_tokens // (prompt_len + cap)
+    fixed = dict(max_model_len=prompt_len + cap)
+    return dict(static=dict(fixed, max_batch_size=rows),
+                dynamic=dict(fixed, max_batch_size=rows, max_wait_ms=0),
+                continuous=dict(fixed, max_num_seqs=rows),
+                paged=dict(fixed, max_num_seqs=256, block_size=16,
+                           num_blocks=kv_tokens // 16))
+# ANCHOR_END: study
+
+
+def first(workload, n):
+    """The workload's first n requests (all, when n is None)."""
+    return dataclasses.replace(workload, prompts=workload.prompts[:n],
+                               params=workload.params[:n],
+                               arrival_times=workload.arrival_times[:n])
+
+
+# ANCHOR: one_executor
+def one_executor() -> str:
+    """The one executor every stage built in this process ran on, in words: stages
+    compare on equal terms only then (chapter 7). Raises AssertionError otherwise."""
+    kinds = {kind for stage_kinds in executors.built().values() for kind in stage_kinds}
+    if len(kinds) != 1:
+        raise AssertionError(f"the stages ran on different executors: "
+                             f"{executors.built()}")
+    return kinds.pop()
+# ANCHOR_END: one_executor
+
+
 # ANCHOR: throughput_vs_spread
-def throughput_vs_spread(path, caps, engines, peers, num_requests, scale, options,
-                         batch_size, engine_options=None, seed=0, progress=None):
+def throughput_vs_spread(path, caps, engines, peers, num_requests, scale,
+                         setup, peer_requests=None, seed=0, progress=None):
     """The Anyscale experiment: every request at once, output lengths
     exponential (mean 128 x scale) capped at each of ``caps``; minicb's
-    engines and transformers' peers on the same checkpoint, in one run, with
-    one KV budget (``batch_size`` rows of ``max_model_len`` tokens).
+    engines and transformers' peers on the same checkpoint, in one run.
+    ``setup(cap)`` gives ({engine: its options}, the KV budget in tokens) at
+    that cap: the peers get the budget too, and generate the static batch's
+    rows. They serve the first ``peer_requests`` requests (default: all).
     Returns {cap: {name: RunMetrics or PeerRun}}; ``progress`` ticks per run."""
-    # Without a max_model_len, transformers sizes its own cache.
-    kv_tokens = (batch_size * options["max_model_len"] if options.get("max_model_len")
-                 else None)
     workloads = {cap: preset_workload("anyscale", num_requests=num_requests, cap=cap,
                                       scale=scale, seed=seed) for cap in caps}
-    results = run_workloads(path, engines, workloads, engine_options, progress,
-                            **options)
+    results = {}
+    for cap, workload in workloads.items():       # each cap its own engines' sizes
+        options, _ = setup(cap)
+        runs = run_workloads(path, engines, {cap: workload}, options, progress)
+        results[cap] = runs[cap]
     for peer in peers:
-        model = load_hf_model(path, options.get("dtype", "float32"),
-                              options.get("device") or default_device())
+        static = setup(caps[0])[0]["static"]
+        model = load_hf_model(path, static.get("dtype", "float32"),
+                              static.get("device") or default_device())
         for cap, workload in workloads.items():
-            results[cap][peer] = run_loaded_peer(peer, model, workload, batch_size,
-                                                 kv_tokens)
+            options, kv_tokens = setup(cap)
+            rows = options["static"]["max_batch_size"]      # the static batch's
+            results[cap][peer] = run_loaded_peer(
+                peer, model, first(workload, peer_requests), rows, kv_tokens)
             if progress is not None:
                 progress.update(1)
         del model

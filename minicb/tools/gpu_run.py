@@ -7,7 +7,8 @@
 
 A lent GPU comes in short windows (15 minutes in all, the machine's start and
 the install included, at most ten for a command, no network), so the run is
-cut into parts, any two of which fit one window: the compiled tests first
+cut into parts that each fit one command, packed into windows (``windows``):
+the compiled tests first
 (the real shapes' checkpoints are written meanwhile, for the parts after),
 then the kernels' notebook, then the notebooks whose figures the book shows.
 Each part writes one archive, ``OUT/PART.tar.gz``: its figures and their
@@ -38,14 +39,14 @@ from pathlib import Path
 
 import torch
 
-from .benchmarks import measured_rates
+from .benchmarks import measured_rates, study_kv_tokens
 from .figures import REQUIRED_SIDECAR_KEYS, project_root
 from .scale import SIZES, weight_bytes
 from .workload import preset_workload, synthetic_workload
 
 WINDOW_MINUTES = 15            # a lent GPU's time in all
 START_MINUTES = 1              # of which its start (about 30 s), the install (6 s) and the plan's rates
-MAX_MINUTES = (WINDOW_MINUTES - START_MINUTES) / 2     # so that any two parts fit one window
+MAX_MINUTES = 9                # a part: one command (at most 10 minutes), with a margin
 TEST_WORKERS = 8               # the GPU tests' processes on one GPU (pytest-xdist), each engine sized small
 MAX_ARCHIVE_BYTES = 16 * 2**20
 
@@ -229,20 +230,7 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
         runs = 5 * cost.run(shape, knob_p, knob_o, s["batch"])
         return s["repeats"] * (runs + 5 * cost.build(shape))
     if name == "07_benchmarks":
-        runs = 0.0
-        for cap in (32, 128, 512, 1536):
-            p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=cap))
-            runs += 4 * cost.run(shape, p, o, s["batch"] / 2) + 2 * cost.run(shape, p, o, s["batch"] / 2,
-                                                                           cost.peer_host_s)
-        p, o = tokens(preset_workload("anyscale", s["load_requests"], cap=512))
-        runs += 2 * 4 * cost.run(shape, p, o, s["batch"] / 2) * 1.5       # Poisson replays at two loads
-        preset_p, preset_o = 0, 0
-        for preset in ("reading", "chat", "writing"):
-            pk, ok = tokens(preset_workload(preset, s["preset_requests"]))
-            preset_p, preset_o = preset_p + pk, preset_o + ok
-        runs += 4 * cost.run(shape, preset_p, preset_o, s["batch"])      # schedule_interval, the host split
-        builds = 4 + 2 + 4 + 3 + 1      # each engine (and peer) built once an experiment
-        return s["repeats"] * (runs + builds * cost.build(shape))
+        return study_seconds(s, cost, shape) + load_and_interval_seconds(s, cost, shape)
     if name == "08_kernels":
         kernel_cases = (len(s["contexts"]) + len(s["batches"])) * 7 * 0.5      # do_bench: ~0.5 s a case
         roofline = 0.0
@@ -262,6 +250,38 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     if name == "10_tensor_parallel":
         return 30.0
     raise ValueError(f"no estimate for notebook {name!r}")
+
+
+def study_seconds(s, cost: CostModel, shape) -> float:
+    """Notebook 07's spread experiment in the study's shape (static, continuous, paged
+    and the peers on the first peer_requests), and its line with graphs on and off. A
+    static batch computes for its longest request: about half its rows are live."""
+    kv_tokens, seconds = study_kv_tokens(), 0.0
+    paged = kv_tokens / (512 + 128)                         # requests the budget holds
+    share = s["peer_requests"] / s["num_requests"]
+    for cap in (32, 128, 512, 1536):
+        rows = kv_tokens // (512 + cap)
+        p, o = tokens(preset_workload("anyscale", s["num_requests"], cap=cap))
+        seconds += cost.run(shape, p, o, rows / 2) + cost.run(shape, p, o, rows)
+        seconds += cost.run(shape, p, o, paged) + 3 * cost.build(shape)
+        seconds += share * (cost.run(shape, p, o, rows / 2, cost.peer_host_s)
+                            + cost.run(shape, p, o, paged, cost.peer_host_s))
+    p, o = tokens(preset_workload("anyscale", s["launch_requests"], cap=1536))
+    rows = kv_tokens // (512 + 1536)
+    launches = cost.run(shape, p, o, rows / 2) + cost.run(shape, p, o, rows) + cost.run(shape, p, o, paged)
+    return s["repeats"] * (seconds + 2 * (launches + 3 * cost.build(shape)))
+
+
+def load_and_interval_seconds(s, cost: CostModel, shape) -> float:
+    """Notebook 07's latency under load and schedule_interval experiments."""
+    p, o = tokens(preset_workload("anyscale", s["load_requests"], cap=512))
+    runs = 2 * 4 * cost.run(shape, p, o, s["batch"] / 2) * 1.5       # Poisson replays at two loads
+    preset_p, preset_o = 0, 0
+    for preset in ("reading", "chat", "writing"):
+        pk, ok = tokens(preset_workload(preset, s["preset_requests"]))
+        preset_p, preset_o = preset_p + pk, preset_o + ok
+    runs += 4 * cost.run(shape, preset_p, preset_o, s["batch"])      # schedule_interval, the host split
+    return s["repeats"] * (runs + (4 + 3 + 1) * cost.build(shape))    # each engine built once an experiment
 
 
 def part_minutes(part: Part, rates: dict) -> float:
@@ -431,7 +451,24 @@ def plan(parts) -> dict[str, float]:
     for part in parts:
         fits = "" if minutes[part.name] <= MAX_MINUTES else f"  REFUSED: over {MAX_MINUTES} minutes"
         print(f"  {part.name:12s} ~{math.ceil(minutes[part.name]):3d} min  {part.what}{fits}")
+    for i, window in enumerate(windows(minutes), 1):
+        print(f"  window {i}: {' + '.join(window)}")
     return minutes
+
+
+def windows(minutes: dict[str, float]) -> list[list[str]]:
+    """The parts that fit under MAX_MINUTES, packed into windows of GPU time: each
+    window its start, then parts while they fit, the longest placed first."""
+    room = WINDOW_MINUTES - START_MINUTES
+    packed = []                            # [minutes left, [part names]]
+    for name in sorted((n for n, m in minutes.items() if m <= MAX_MINUTES), key=lambda n: -minutes[n]):
+        window = next((w for w in packed if w[0] >= minutes[name]), None)
+        if window is None:
+            window = [room, []]
+            packed.append(window)
+        window[0] -= minutes[name]
+        window[1].append(name)
+    return [names for _, names in packed]
 
 
 def main(argv=None):
