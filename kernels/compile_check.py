@@ -35,7 +35,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
-from . import kv_write, online_softmax
+from . import activation, kv_write, norm, online_softmax, rotary
 from .contiguous_attention import contiguous_attention
 from .padded_attention import padded_attention
 from .paged_attention import paged_attention
@@ -189,10 +189,25 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
             q, cu_seqlens, seq_lens, tables = decode
             paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
                             tables, block_size, 1, num_splits)
+        layer_launches(new, heads, kv_heads, head_dim)
     for launch in launches:
         launch.case = f"{str(dtype).removeprefix('torch.')} d={head_dim} gqa={group}"
     return launches
 # ANCHOR_END: cases
+
+
+def layer_launches(new, heads, kv_heads, head_dim, tokens=8):
+    """The fused kernels of a decoder layer (chapter 8) at this shape: the residual
+    add and RMSNorm (the first layer's without a residual), SiLU x up on the halves
+    of one gate-and-up output, and rotary on q and k."""
+    hidden = heads * head_dim
+    x, weight = new(tokens, hidden), new(hidden)
+    norm.add_rms_norm(x, x, weight, 1e-5)
+    norm.add_rms_norm(x, None, weight, 1e-5)
+    gate_up = new(tokens, 8 * hidden)
+    activation.silu_mul(gate_up[:, :4 * hidden], gate_up[:, 4 * hidden:])
+    rotary.rotary(new(tokens, heads, head_dim), new(tokens, kv_heads, head_dim),
+                  new(tokens, head_dim), new(tokens, head_dim))
 
 
 def distinct(launches):

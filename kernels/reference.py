@@ -120,3 +120,31 @@ def combine_splits(parts, lse, dtype):
     weights = torch.softmax(lse.float(), dim=0).nan_to_num(0.0)  # [splits, N, H]
     return (weights[..., None] * parts.float()).sum(0).to(dtype)
 # ANCHOR_END: combine_reference
+
+
+# The decoder layer's other operations, as the plain model computes them: the twins
+# of the fused kernels of chapter 8 (kernels/norm.py, activation.py, rotary.py).
+# ANCHOR: layer_references
+def add_rms_norm(x, residual, weight, eps):
+    """(RMSNorm(x + residual) * weight, x + residual): normalised in fp32, cast
+    back, then scaled. residual None: x alone (the first layer)."""
+    residual = x if residual is None else x + residual
+    x32 = residual.float()
+    normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * normed.to(x.dtype), residual
+
+
+def silu_mul(gate, up):
+    """The SwiGLU MLP's middle: SiLU(gate) * up."""
+    return torch.nn.functional.silu(gate) * up
+
+
+def rotary(q, k, cos, sin):
+    """q [N, H, d], k [N, KVH, d] rotated by cos/sin [N, d]: channel i turns
+    with channel i + d/2 (rotate_half)."""
+    def rotate(x):
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        return x * cos[:, None, :] + rotated * sin[:, None, :]
+    return rotate(q), rotate(k)
+# ANCHOR_END: layer_references

@@ -14,6 +14,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
+from .layer_ops import layer_ops
 from .model import Decoder, ModelConfig, Rotary
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -35,8 +36,9 @@ def read_config(path) -> ModelConfig:
 
 
 # ANCHOR: load_model
-def load_model(path, dtype="float32", device="cpu") -> Decoder:
-    """Build the decoder on the meta device, then adopt the checkpoint's tensors."""
+def load_model(path, dtype="float32", device="cpu", fused_ops=False) -> Decoder:
+    """Build the decoder on the meta device, then adopt the checkpoint's tensors.
+    fused_ops: the layer's fused Triton kernels instead of the plain operations."""
     cfg, dtype = read_config(path), resolve_dtype(dtype)
     with torch.device("meta"):
         model = Decoder(cfg)
@@ -48,6 +50,7 @@ def load_model(path, dtype="float32", device="cpu") -> Decoder:
         state["lm_head.weight"] = state["embed_tokens.weight"]
     model.load_state_dict(state, strict=True, assign=True)
     model.rotary = Rotary(cfg, device)
+    model.ops = layer_ops(fused_ops)
     return model.eval()
 # ANCHOR_END: load_model
 

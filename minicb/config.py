@@ -86,6 +86,10 @@ class EngineConfig:
     batch-size bucket, so a step costs a few launches instead of hundreds.
     Default: on with CUDA and the triton backend; needs both. Stages compare
     on equal terms only with the same setting."""
+    fused_ops: bool = False
+    """Every stage: the decoder layer's residual add and RMSNorm, rotary, and
+    SwiGLU's SiLU x up as fused Triton kernels (minicb/layer_ops.py) instead of
+    the plain PyTorch operations. Needs attention_backend 'triton'."""
     async_scheduling: bool = False
     """Stage 5: schedule and launch step N+1 before reading step N's tokens,
     which stay on the device as step N+1's inputs, so the GPU never waits for
@@ -154,6 +158,9 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
+        if self.fused_ops and self.attention_backend != "triton":
+            raise ValueError(f"fused_ops=True needs attention_backend 'triton' (its kernels are "
+                             f"Triton's), got {self.attention_backend!r}")
         self.check_bf16()
         if self.attention_backend == "triton" and not str(self.device).startswith("cuda") and \
                 str(self.dtype).removeprefix("torch.") == "bfloat16":
@@ -188,7 +195,7 @@ class EngineConfig:
         if self.engine not in ("continuous", "paged"):
             raise ValueError(f"tensor_parallel_size={n} needs engine 'continuous' or 'paged', got "
                              f"{self.engine!r}: stages 1-3 allocate a KV cache per batch")
-        for name in ("cuda_graphs", "async_scheduling"):
+        for name in ("cuda_graphs", "async_scheduling", "fused_ops"):
             if getattr(self, name):
                 raise ValueError(f"{name}=True does not work with tensor_parallel_size={n}")
         if str(self.device).startswith("cuda") and n > torch.cuda.device_count():

@@ -9,13 +9,18 @@ The model knows nothing about batching. It takes a flat run of tokens
 ``[N]`` with their positions and hands attention to ``attn``, an object the
 stage builds: ``attn(layer_idx, q, k, v)`` stores k/v in the stage's KV cache
 and returns the attention output. Stages differ only in that object.
+
+The residual add, the RMSNorms, rotary and SwiGLU's middle come from ``ops``
+(``minicb/layer_ops.py``): the plain PyTorch operations, or fused Triton
+kernels that compute the same (chapter 8).
 """
 import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+from .layer_ops import layer_ops
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 
@@ -127,11 +132,7 @@ class Rotary:
         return angles.cos().to(dtype), angles.sin().to(dtype)
 
 
-def apply_rotary(x, cos, sin):
-    """x [N, heads, d]; cos/sin [N, d]. Channel i pairs with channel i + d/2."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return x * cos[:, None, :] + rotated * sin[:, None, :]
+# (applied to q and k by ops.rotary: kernels/reference.py and kernels/rotary.py)
 # ANCHOR_END: rope
 
 
@@ -166,14 +167,14 @@ class Attention(nn.Module):
             self.q_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
 
-    def forward(self, x, cos, sin, attn):
+    def forward(self, x, cos, sin, attn, ops):
         n = x.shape[0]                                                # x [N, hidden]
         q = self.q_proj(x).view(n, self.num_heads, self.head_dim)     # [N, H, d]
         k = self.k_proj(x).view(n, self.num_kv_heads, self.head_dim)  # [N, KVH, d]
         v = self.v_proj(x).view(n, self.num_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        q, k = ops.rotary(q, k, cos, sin)
         # the stage's cache + kernel
         out = attn(self.layer_idx, q, k, v)
         return self.o_proj(out.reshape(n, self.num_heads * self.head_dim))
@@ -187,10 +188,11 @@ class MLP(nn.Module):
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
-    def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+    def forward(self, x, ops):
+        return self.down_proj(ops.silu_mul(self.gate_proj(x), self.up_proj(x)))
 
 
+# ANCHOR: layer
 class DecoderLayer(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int):
         super().__init__()
@@ -199,9 +201,16 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, h, cos, sin, attn):
-        h = h + self.self_attn(self.input_layernorm(h), cos, sin, attn)
-        return h + self.mlp(self.post_attention_layernorm(h))
+    def forward(self, h, residual, cos, sin, attn, ops):
+        """h: the previous block's output; residual: the sum of those before it
+        (None in the first layer). Each norm first adds h to the residual."""
+        norm = self.input_layernorm
+        x, residual = ops.add_rms_norm(h, residual, norm.weight, norm.eps)
+        h = self.self_attn(x, cos, sin, attn, ops)
+        norm = self.post_attention_layernorm
+        x, residual = ops.add_rms_norm(h, residual, norm.weight, norm.eps)
+        return self.mlp(x, ops), residual
+# ANCHOR_END: layer
 
 
 # ANCHOR: decoder
@@ -216,15 +225,16 @@ class Decoder(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.rotary = None   # set by load_model once the device is known
+        self.ops = layer_ops()       # the plain operations; load_model may fuse them
 
     @torch.inference_mode()
     def forward(self, input_ids, positions, attn):
         """input_ids, positions [N] -> hidden states [N, hidden] (after the final norm)."""
-        h = self.embed_tokens(input_ids)
+        h, residual = self.embed_tokens(input_ids), None
         cos, sin = self.rotary.cos_sin(positions, h.dtype)
         for layer in self.layers:
-            h = layer(h, cos, sin, attn)
-        return self.norm(h)
+            h, residual = layer(h, residual, cos, sin, attn, self.ops)
+        return self.ops.add_rms_norm(h, residual, self.norm.weight, self.norm.eps)[0]
 
     @property
     def dtype(self) -> torch.dtype:

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS = {"contiguous_attention_kernel", "padded_attention_kernel", "ragged_attention_kernel",
+KERNELS = {"add_rms_norm_kernel", "silu_mul_kernel", "rotary_kernel",
+           "contiguous_attention_kernel", "padded_attention_kernel", "ragged_attention_kernel",
            "paged_attention_kernel", "paged_attention_split_kernel", "combine_splits_kernel", "store_kv_kernel"}
 FULL = os.environ.get("MINICB_COMPILE_CHECK") == "full"
 EXTRA_TRITON = os.environ.get("MINICB_EXTRA_TRITON")

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # builds on the stages before it, never on a later one.
 FLOORS = [
     ["minicb.kernels"],
-    ["minicb.sampling", "minicb.request", "minicb.model", "minicb.config", "minicb.metrics",
+    ["minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.model", "minicb.config",
+     "minicb.metrics",
      "minicb.observer", "minicb.attention", "minicb.checkpoint", "minicb.costmodel",
      "minicb.pretrained", "minicb.gpu_memory"],
     ["minicb.executors"],

@@ -32,9 +32,11 @@ def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedE
     elif config.tensor_parallel_size > 1:
         executor = ParallelExecutor(path, config, read_config(path))
     elif config.cuda_graphs:
-        executor = GraphExecutor(load_model(path, config.dtype, config.device), config)
+        executor = GraphExecutor(load_model(path, config.dtype, config.device,
+                                            config.fused_ops), config)
     else:
-        executor = Executor(load_model(path, config.dtype, config.device))
+        executor = Executor(load_model(path, config.dtype, config.device,
+                                       config.fused_ops))
     BUILT.setdefault(config.engine, set()).add(describe(executor, config))
     return executor
 # ANCHOR_END: make_executor
@@ -50,7 +52,8 @@ def describe(executor, config) -> str:
     if isinstance(executor, SimulatedExecutor):
         return f"SimulatedExecutor ({config.hardware})"
     launches = "CUDA graphs" if isinstance(executor, GraphExecutor) else "eager"
-    return f"{type(executor).__name__} ({config.attention_backend} attention, {launches})"
+    ops = ", fused ops" if config.fused_ops else ""
+    return f"{type(executor).__name__} ({config.attention_backend} attention, {launches}{ops})"
 
 
 def built() -> dict[str, list[str]]:

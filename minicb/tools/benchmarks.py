@@ -11,8 +11,11 @@ import dataclasses
 import math
 import statistics
 import time
+from collections import Counter
+from types import SimpleNamespace
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 from ..attention import attention_ops
 from .. import executors
@@ -20,7 +23,9 @@ from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget
 from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
 from ..kernels.paged_attention import choose_splits
+from ..kernels import reference
 from ..kernels.traffic import attention_bytes
+from ..layer_ops import LAYER_OP_NAMES
 from ..llm import LLMEngine
 from ..sampling import SamplingParams
 from .bench import default_device, run_bench, run_workloads
@@ -78,6 +83,50 @@ def measured_rates(device) -> dict:
 
 
 # ---------------------------------------------------------------- figure 1
+# ANCHOR: layer_launches
+class Launches(TorchDispatchMode):
+    """Counts the PyTorch operations that compute something: on a GPU each is at
+    least one kernel launch (a view, which only relabels memory, launches none)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not func.is_view:
+            self.count[func.overloadpacket.__name__] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def layer_launches(model, tokens=4) -> Counter:
+    """What one decoder layer of ``model`` launches for ``tokens`` tokens,
+    attention aside: PyTorch's computing operations, and each fused kernel of
+    ``model.ops`` (minicb/layer_ops.py) once, under its own name."""
+    launches, ops = Launches(), model.ops
+
+    def counted(name, op):
+        if op is getattr(reference, name):     # a plain operation: its parts count
+            return op
+
+        def kernel(*args):                          # a fused kernel: one launch
+            launches.count[name] += 1
+            with _disable_current_modes():
+                return op(*args)
+        return kernel
+
+    counting = SimpleNamespace(**{name: counted(name, getattr(ops, name))
+                                  for name in LAYER_OP_NAMES})
+    cfg, dtype = model.config, model.dtype
+    device = model.embed_tokens.weight.device
+    h, residual = (torch.randn(tokens, cfg.hidden_size, dtype=dtype, device=device)
+                   for _ in range(2))
+    cos, sin = model.rotary.cos_sin(torch.arange(tokens, device=device), dtype)
+    with torch.inference_mode(), launches:
+        model.layers[0](h, residual, cos, sin, lambda layer, q, k, v: q, counting)
+    return launches.count
+# ANCHOR_END: layer_launches
+
+
 # ANCHOR: study
 STUDY_CAPS = (32, 128, 512, 1536)       # Anyscale's output caps; prompts of 512 tokens
 

@@ -1,0 +1,119 @@
+"""The fused kernels of the fast step (kernels/norm.py, activation.py, rotary.py)
+against their naive twins (kernels/reference.py), which compute what the plain
+model computes. In the interpreter on a CPU: fp32 and fp16 (bf16 on a GPU)."""
+import pytest
+import torch
+
+from minicb import LLM, SamplingParams
+from minicb.kernels import reference
+from minicb.kernels.activation import silu_mul
+from minicb.kernels.norm import add_rms_norm
+from minicb.kernels.rotary import rotary
+from minicb.model import RMSNorm, Rotary
+
+from .conftest import ARCHS, DEVICE, PROMPTS
+from .test_kernels import DTYPES, TOLERANCE
+
+
+def rand(*shape, dtype):
+    return torch.randn(*shape, device=DEVICE).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("hidden", [64, 80, 2048])
+@pytest.mark.parametrize("with_residual", [True, False])
+def test_add_rms_norm_matches_its_twin(dtype, hidden, with_residual):
+    torch.manual_seed(0)
+    x, residual = rand(5, hidden, dtype=dtype), rand(5, hidden, dtype=dtype) if with_residual else None
+    weight = rand(hidden, dtype=dtype)
+    out, new_residual = add_rms_norm(x, residual, weight, 1e-5)
+    expected, expected_residual = reference.add_rms_norm(x, residual, weight, 1e-5)
+    torch.testing.assert_close(new_residual, expected_residual, atol=0, rtol=0)   # one rounding, the same
+    torch.testing.assert_close(out, expected, **TOLERANCE[dtype])
+
+
+def test_add_rms_norm_reads_rows_with_a_stride():
+    wide = rand(4, 96, dtype=torch.float32)
+    x, residual, weight = wide[:, :64], rand(4, 64, dtype=torch.float32), rand(64, dtype=torch.float32)
+    out, _ = add_rms_norm(x, residual, weight, 1e-6)
+    torch.testing.assert_close(out, reference.add_rms_norm(x, residual, weight, 1e-6)[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("width", [48, 1024, 2600])
+def test_silu_mul_matches_its_twin_on_halves_of_one_tensor(dtype, width):
+    torch.manual_seed(1)
+    gate_up = rand(3, 2 * width, dtype=dtype)                     # as one matmul of gate and up gives them
+    gate, up = gate_up[:, :width], gate_up[:, width:]
+    torch.testing.assert_close(silu_mul(gate, up), reference.silu_mul(gate, up), **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("heads,kv_heads,head_dim", [(4, 2, 64), (6, 6, 48), (32, 8, 128)])
+def test_rotary_matches_its_twin_in_place(dtype, heads, kv_heads, head_dim):
+    torch.manual_seed(2)
+    q, k = rand(7, heads, head_dim, dtype=dtype), rand(7, kv_heads, head_dim, dtype=dtype)
+    cfg = type("Shape", (), dict(head_dim=head_dim, rope_theta=10000.0, rope_scaling=None))
+    cos, sin = Rotary(cfg, DEVICE).cos_sin(torch.tensor([0, 1, 5, 9, 100, 2000, 3], device=DEVICE), dtype)
+    expected_q, expected_k = reference.rotary(q, k, cos, sin)
+    got_q, got_k = rotary(q.clone(), k.clone(), cos, sin)
+    torch.testing.assert_close(got_q, expected_q, **TOLERANCE[dtype])
+    torch.testing.assert_close(got_k, expected_k, **TOLERANCE[dtype])
+
+
+def test_the_twins_compute_what_the_plain_model_computes():
+    """The references are the model's own operations, not a second version of them."""
+    torch.manual_seed(3)
+    norm = RMSNorm(64, 1e-5)
+    norm.weight.data = torch.randn(64)
+    x, residual = torch.randn(5, 64), torch.randn(5, 64)
+    out, summed = reference.add_rms_norm(x, residual, norm.weight, 1e-5)
+    assert torch.equal(summed, x + residual) and torch.equal(out, norm(x + residual))
+    x = torch.randn(3, 64)
+    assert torch.equal(reference.add_rms_norm(x, None, norm.weight, 1e-5)[0], norm(x))     # layer 0
+
+
+def test_fused_kernels_refuse_a_strided_last_axis():
+    x = rand(4, 64, dtype=torch.float32)
+    with pytest.raises(ValueError, match="contiguous"):
+        add_rms_norm(x.t().contiguous().t(), None, rand(64, dtype=torch.float32), 1e-5)
+    with pytest.raises(ValueError, match="contiguous"):
+        silu_mul(x[:, ::2], x[:, ::2])
+    with pytest.raises(ValueError, match="contiguous"):
+        q = rand(2, 16, 4, dtype=torch.float32).transpose(1, 2)
+        rotary(q, q, rand(2, 16, dtype=torch.float32), rand(2, 16, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("engine", ["single", "static", "paged"])
+def test_the_fused_model_gives_the_plain_models_tokens(checkpoints, arch, engine):
+    """In fp32 the fused kernels and the plain operations agree token for token, in
+    every architecture (Qwen2's q/k/v bias, Qwen3's q/k norms) and every kind of step."""
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    options = dict(engine=engine, attention_backend="triton", max_model_len=64)
+    plain = LLM(checkpoints[arch], **options).generate(PROMPTS, params)
+    fused_llm = LLM(checkpoints[arch], fused_ops=True, **options)
+    assert fused_llm.llm_engine.executor.model.ops.rotary is rotary            # the kernels ran
+    fused = fused_llm.generate(PROMPTS, params)
+    assert [o.output_token_ids for o in fused] == [o.output_token_ids for o in plain]
+
+
+def test_fused_ops_need_the_triton_backend():
+    from minicb.config import EngineConfig
+    with pytest.raises(ValueError, match="fused_ops=True needs attention_backend 'triton'"):
+        EngineConfig(engine="paged", fused_ops=True, attention_backend="sdpa")
+
+
+def test_a_fused_layer_launches_a_third_of_what_the_plain_one_does(llama):
+    """Counted, not timed: a decoder layer's launches, attention aside. Fused: the
+    seven projections and one kernel each for the two norms, rotary and SiLU x up."""
+    from minicb.checkpoint import load_model
+    from minicb.layer_ops import LAYER_OP_NAMES
+    from minicb.tools.benchmarks import layer_launches
+
+    plain = layer_launches(load_model(llama, "float16", DEVICE))
+    fused = layer_launches(load_model(llama, "float16", DEVICE, fused_ops=True))
+    assert {name: fused[name] for name in LAYER_OP_NAMES} == dict(add_rms_norm=2, rotary=1, silu_mul=1)
+    assert sum(n for name, n in fused.items() if name not in LAYER_OP_NAMES) == 7    # the matmuls
+    assert not any(plain[name] for name in LAYER_OP_NAMES)          # the plain ops, counted in parts
+    assert sum(plain.values()) >= 3 * sum(fused.values()), (plain, fused)
