@@ -239,3 +239,17 @@ def test_a_simulated_figure_of_several_models_names_them_all(tmp_path, monkeypat
     meta = json.loads(png.with_suffix(".json").read_text())
     assert [m["name"] for m in meta["model"]] == ["llama-3.2-1b", "llama-3.1-8b"]
     assert any("llama-3.2-1b, llama-3.1-8b" in t.get_text() for t in fig.texts)
+
+
+def test_the_decode_roofline_reads_with_the_fused_modes_too(tmp_path, monkeypatch):
+    """A GPU run of notebook 08 adds fused ops, alone and with async scheduling: the
+    H200 run's numbers stand in for them here, to check the layout."""
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    meta = json.loads((figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json").read_text())
+    measurements = dict(meta["measurements"])
+    for shape in {key.split(" | ")[0] for key in measurements}:
+        for mode in ("fused ops", "fused ops, async scheduling"):
+            measurements[f"{shape} | paged, {mode}"] = measurements[f"{shape} | paged"]
+    fig = figures.REDRAW["08_decode_roofline"](dict(meta, measurements=measurements))
+    assert len(fig.axes[-1].get_legend().get_texts()) == 7
+    figures.save_simulated_figure(fig, "fused", "h100-sxm", "llama-3.1-8b", {})

@@ -59,9 +59,11 @@ H200_RATES = dict(copy_gb_s=4211, matmul_tflops=702)
 H200_MEASURED_S = {"kernels": 97, "correctness": 64}
 
 
-def test_the_estimates_are_near_what_the_first_gpu_run_measured():
+def test_the_estimates_are_near_what_the_first_gpu_run_measured(monkeypatch):
     """Within 50% either way: the plan is rough, but it must not send a part that
     cannot finish, nor refuse one that can."""
+    # The H200 ran the decode roofline in two modes (plain, async scheduling).
+    monkeypatch.setattr(gpu_run, "ROOFLINE_MODES", 2)
     for name, measured in H200_MEASURED_S.items():
         part = next(p for p in gpu_run.PARTS if p.name == name)
         estimate = 60 * gpu_run.part_minutes(part, H200_RATES)

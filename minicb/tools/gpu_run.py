@@ -47,6 +47,7 @@ from .workload import preset_workload, synthetic_workload
 WINDOW_MINUTES = 15            # a lent GPU's time in all
 START_MINUTES = 1              # of which its start (about 30 s), the install (6 s) and the plan's rates
 MAX_MINUTES = 9                # a part: one command (at most 10 minutes), with a margin
+ROOFLINE_MODES = 4             # notebook 08's decode roofline: plain, async, fused, fused + async
 TEST_WORKERS = 8               # the GPU tests' processes on one GPU (pytest-xdist), each engine sized small
 MAX_ARCHIVE_BYTES = 16 * 2**20
 
@@ -63,10 +64,10 @@ class Part:
     rehearsal_skips: str = "CUDA graphs and CUDA events (the CPU runs the sdpa backend on the wall clock)"
 
 
-# The GPU's own checks: kernels against the reference in fp16 and bf16, every engine
+# The GPU's own checks: kernels (fused ones too) against the reference in fp16 and bf16, every engine
 # against transformers, CUDA graphs, async scheduling, and the server briefly.
-GPU_TESTS = ["tests/test_kernels.py", "tests/test_paged.py", "tests/test_engines.py",
-             "tests/test_cuda_graphs.py", "tests/test_overlap.py", "tests/test_sampling.py",
+GPU_TESTS = ["tests/test_kernels.py", "tests/test_fused_kernels.py", "tests/test_paged.py",
+             "tests/test_engines.py", "tests/test_cuda_graphs.py", "tests/test_overlap.py", "tests/test_sampling.py",
              "tests/test_server.py::test_completions_whole_and_streamed_are_llm_generate",
              "tests/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
 
@@ -237,9 +238,9 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
         for model_shape, batches in s["roofline"]["shapes"].items():
             for batch in batches:
                 context = s["roofline"]["context"]
-                roofline += 2 * cost.run(model_shape, batch * context, batch * (16 + batch + 3), batch)
-            roofline += 2 * cost.build(model_shape)
-        return kernel_cases + roofline
+                roofline += cost.run(model_shape, batch * context, batch * (16 + batch + 3), batch)
+            roofline += cost.build(model_shape)
+        return kernel_cases + ROOFLINE_MODES * roofline
     if name == "09_serving":      # replays last their arrivals; sustained runs as fast as they go
         p, o = tokens(preset_workload("anyscale", s["num_prompts"], cap=512))
         concurrency = s["batch"] / 2                                          # every token is an HTTP event

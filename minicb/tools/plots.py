@@ -64,10 +64,13 @@ def plot_decode_roofline(measurements: dict, context: int):
     shapes = list(dict.fromkeys(key.split(" | ")[0] for key in measurements))
     fig, axes = plt.subplots(len(shapes), 1, figsize=(6, 3.6 * len(shapes)), squeeze=False)
     for ax, shape in zip(axes[:, 0], shapes):
-        plain, overlapped = measurements[f"{shape} | paged"], measurements[f"{shape} | paged, async scheduling"]
+        plain = measurements[f"{shape} | paged"]
         batches = [r["batch"] for r in plain]
         ax.plot(batches, [r["step_ms"] for r in plain], "o-", label="decode step, stage 5")
-        ax.plot(batches, [r["step_ms"] for r in overlapped], "o-", label="decode step, async scheduling")
+        for key, rows in measurements.items():      # the other modes: async scheduling, fused ops
+            if key.startswith(f"{shape} | paged, "):
+                mode = key.removeprefix(f"{shape} | paged, ")
+                ax.plot(batches, [r["step_ms"] for r in rows], "o-", label=f"decode step, {mode}")
         ax.plot(batches, [r["roofline_ms"] for r in plain], "k--", label="(weights + K/V) / copy bandwidth")
         ax.plot(batches, [r["forward_ms"] for r in plain], "^-", color="tab:blue", label="forward pass on the device")
         ax.plot(batches, [r["host_ms"] for r in plain], "s:", color="tab:red", label="host: schedule + inputs")
