@@ -189,25 +189,29 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
             q, cu_seqlens, seq_lens, tables = decode
             paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
                             tables, block_size, 1, num_splits)
-        layer_launches(new, heads, kv_heads, head_dim)
     for launch in launches:
         launch.case = f"{str(dtype).removeprefix('torch.')} d={head_dim} gqa={group}"
     return launches
 # ANCHOR_END: cases
 
 
-def layer_launches(new, heads, kv_heads, head_dim, tokens=8):
+def layer_launches(dtype, heads, kv_heads, head_dim, tokens=8):
     """The fused kernels of a decoder layer (chapter 8) at this shape: the residual
     add and RMSNorm (the first layer's without a residual), SiLU x up on the halves
     of one gate-and-up output, and rotary on q and k."""
     hidden = heads * head_dim
-    x, weight = new(tokens, hidden), new(hidden)
-    norm.add_rms_norm(x, x, weight, 1e-5)
-    norm.add_rms_norm(x, None, weight, 1e-5)
-    gate_up = new(tokens, 8 * hidden)
-    activation.silu_mul(gate_up[:, :4 * hidden], gate_up[:, 4 * hidden:])
-    rotary.rotary(new(tokens, heads, head_dim), new(tokens, kv_heads, head_dim),
-                  new(tokens, head_dim), new(tokens, head_dim))
+    new = lambda *shape: torch.zeros(*shape, dtype=dtype)     # noqa: E731
+    with recorded_launches() as launches:
+        x, weight = new(tokens, hidden), new(hidden)
+        norm.add_rms_norm(x, x, weight, 1e-5)
+        norm.add_rms_norm(x, None, weight, 1e-5)
+        gate_up = new(tokens, 8 * hidden)
+        activation.silu_mul(gate_up[:, :4 * hidden], gate_up[:, 4 * hidden:])
+        rotary.rotary(new(tokens, heads, head_dim), new(tokens, kv_heads, head_dim),
+                      new(tokens, head_dim), new(tokens, head_dim))
+    for launch in launches:
+        launch.case = f"{str(dtype).removeprefix('torch.')} layer hidden={hidden}"
+    return launches
 
 
 def distinct(launches):
@@ -236,7 +240,10 @@ def matrix(full: bool, arch: int):
         cases = [(half, 128, g) for g in (1, 4, 8)] + [(torch.float16, 80, 4), (torch.float32, 64, 3)]
     chosen, online_softmax.TARGET_ARCH = online_softmax.TARGET_ARCH, arch
     try:
-        return [launch for case in cases for launch in engine_launches(*case)]
+        launches = [launch for case in cases for launch in engine_launches(*case)]
+        for dtype in dict.fromkeys(case[0] for case in cases):     # the 1B shape's layer
+            launches += layer_launches(dtype, heads=32, kv_heads=8, head_dim=64)
+        return launches
     finally:
         online_softmax.TARGET_ARCH = chosen
 

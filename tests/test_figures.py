@@ -253,3 +253,4 @@ def test_the_decode_roofline_reads_with_the_fused_modes_too(tmp_path, monkeypatc
     fig = figures.REDRAW["08_decode_roofline"](dict(meta, measurements=measurements))
     assert len(fig.axes[-1].get_legend().get_texts()) == 7
     figures.save_simulated_figure(fig, "fused", "h100-sxm", "llama-3.1-8b", {})
+    plt.close("all")

@@ -60,8 +60,7 @@ SIZES = {
                   chunk_sizes=[256, 512, 1024], repeats=2)),
     "07_benchmarks": dict(
         cpu=dict(num_requests=48, scale=1 / 16, batch=4, max_model_len=128, load_requests=48,
-                 preset_requests=16, preset_scale=1 / 4, preset_max_model_len=512, repeats=3,
-                 launch_requests=16),
+                 preset_requests=16, preset_scale=1 / 4, preset_max_model_len=512, repeats=3),
         # The spread experiment in the study's shape (benchmarks.study_options), 500 requests a
         # cap; the peers serve the first 32, graphs on and off compare on 48. Every experiment
         # runs once: twice would not fit a GPU part (minicb/tools/gpu_run.py).
