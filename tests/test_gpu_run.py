@@ -6,6 +6,7 @@ import io
 import json
 import math
 import re
+import sys
 import tarfile
 from pathlib import Path
 
@@ -110,6 +111,21 @@ def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
     fake_archive(archive, part, {name: complete for name in part.figures}, passed=False)
     assert gpu_run.archive_problems(part, archive) == ["iteration.tar.gz: x failed (see log.txt)"]
     assert gpu_run.archive_problems(part, tmp_path / "none.tar.gz") == ["none.tar.gz: missing"]
+
+
+def test_a_step_that_fails_prints_its_failure_and_one_that_passes_prints_one_line(tmp_path, capsys):
+    failing = tmp_path / "test_fails.py"
+    failing.write_text("def test_one():\n    assert 6 * 7 == 41, 'the answer moved'\n")
+    with open(tmp_path / "log.txt", "w") as log:
+        step = gpu_run.timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(failing)],
+                             None, log, "failing")
+        printed = capsys.readouterr().out
+        assert not step["passed"] and step["summary"].startswith("1 failed")
+        assert "FAILED" in printed and "    | E       AssertionError: the answer moved" in printed
+        failing.write_text("def test_one():\n    assert 6 * 7 == 42\n")
+        step = gpu_run.timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(failing)],
+                             None, log, "passing")
+    assert step["passed"] and capsys.readouterr().out.count("\n") == 1
 
 
 def test_every_line_only_a_gpu_reaches_names_what_reaches_it():

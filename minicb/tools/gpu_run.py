@@ -390,7 +390,19 @@ def timed(command, env, log, name) -> dict:
     counts = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|tests? collected).*?)\s*=*$", result.stdout, re.M)
     summary = counts[-1] if counts else ""
     print(f"  {name}: {'passed' if result.returncode == 0 else 'FAILED'} in {seconds} s  {summary}", flush=True)
+    if result.returncode != 0:          # the failure itself, where a CI log or a GPU reply shows it
+        print(indented(failure_of(result.stdout + result.stderr)), flush=True)
     return dict(name=name, passed=result.returncode == 0, seconds=seconds, summary=summary)
+
+
+def failure_of(output: str, lines: int = 40) -> str:
+    """What pytest said went wrong: its report of the failures, else the output's end."""
+    report = output.split(" FAILURES ", 1)[-1].split(" short test summary info ", 1)[0]
+    return "\n".join(report.splitlines()[-lines:])
+
+
+def indented(text: str) -> str:
+    return "\n".join("    | " + line for line in text.splitlines())
 
 
 def headline_numbers(folder: Path) -> dict:
