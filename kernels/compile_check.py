@@ -35,7 +35,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
-from . import activation, kv_write, norm, online_softmax, rotary
+from . import activation, argmax, kv_write, norm, online_softmax, rotary
 from .contiguous_attention import contiguous_attention
 from .padded_attention import padded_attention
 from .paged_attention import paged_attention
@@ -198,7 +198,8 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
 def layer_launches(dtype, heads, kv_heads, head_dim, tokens=8):
     """The fused kernels of a decoder layer (chapter 8) at this shape: the residual
     add and RMSNorm (the first layer's without a residual), SiLU x up on the halves
-    of one gate-and-up output, and rotary on q and k."""
+    of one gate-and-up output, rotary on q and k, and the sampler's greedy pick
+    over fp32 logits (the model's dtype aside)."""
     hidden = heads * head_dim
     new = lambda *shape: torch.zeros(*shape, dtype=dtype)     # noqa: E731
     with recorded_launches() as launches:
@@ -209,6 +210,7 @@ def layer_launches(dtype, heads, kv_heads, head_dim, tokens=8):
         activation.silu_mul(gate_up[:, :4 * hidden], gate_up[:, 4 * hidden:])
         rotary.rotary(new(tokens, heads, head_dim), new(tokens, kv_heads, head_dim),
                       new(tokens, head_dim), new(tokens, head_dim))
+        argmax.finite_argmax(torch.zeros(tokens, 128256))
     for launch in launches:
         launch.case = f"{str(dtype).removeprefix('torch.')} layer hidden={hidden}"
     return launches

@@ -148,3 +148,11 @@ def rotary(q, k, cos, sin):
         return x * cos[:, None, :] + rotated * sin[:, None, :]
     return rotate(q), rotate(k)
 # ANCHOR_END: layer_references
+
+
+# ANCHOR: finite_argmax
+def finite_argmax(logits):
+    """Each row's best token, or -1 where the row's logits are not all finite
+    (the sampler's greedy pick and its check; kernels/argmax.py in one pass)."""
+    return logits.argmax(dim=-1).masked_fill(~torch.isfinite(logits).all(dim=-1), -1)
+# ANCHOR_END: finite_argmax

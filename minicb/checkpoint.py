@@ -38,7 +38,8 @@ def read_config(path) -> ModelConfig:
 # ANCHOR: load_model
 def load_model(path, dtype="float32", device="cpu", fused_ops=False) -> Decoder:
     """Build the decoder on the meta device, then adopt the checkpoint's tensors.
-    fused_ops: the layer's fused Triton kernels instead of the plain operations."""
+    fused_ops: the layer's fused Triton kernels instead of the plain operations,
+    and its projections that read one input joined into one matmul."""
     cfg, dtype = read_config(path), resolve_dtype(dtype)
     with torch.device("meta"):
         model = Decoder(cfg)
@@ -51,6 +52,8 @@ def load_model(path, dtype="float32", device="cpu", fused_ops=False) -> Decoder:
     model.load_state_dict(state, strict=True, assign=True)
     model.rotary = Rotary(cfg, device)
     model.ops = layer_ops(fused_ops)
+    if fused_ops:
+        model.join_projections()
     return model.eval()
 # ANCHOR_END: load_model
 

@@ -12,7 +12,9 @@ and returns the attention output. Stages differ only in that object.
 
 The residual add, the RMSNorms, rotary and SwiGLU's middle come from ``ops``
 (``minicb/layer_ops.py``): the plain PyTorch operations, or fused Triton
-kernels that compute the same (chapter 8).
+kernels that compute the same (chapter 8). The fused model also joins the
+projections that read one input, q/k/v and gate/up, into one matmul each
+(``Decoder.join_projections``).
 """
 import math
 from dataclasses import dataclass
@@ -150,6 +152,29 @@ def llama3_scaled_frequencies(inv_freq, scaling):
     return torch.where(in_between, smoothed, scaled)
 
 
+# ANCHOR: joined
+class JoinedLinear:
+    """Linears that read the same input (q, k and v; gate and up) as one matmul:
+    their weights stacked into one matrix, each linear's weight then a view of
+    its rows, so the memory is not doubled. One larger matmul reads the input
+    once and keeps the GPU busier than several small ones (chapter 8). Not a
+    module: its weight is already the linears' parameters."""
+
+    def __init__(self, *linears: nn.Linear):
+        self.sizes = [linear.out_features for linear in linears]
+        self.weight = torch.cat([linear.weight for linear in linears])
+        has_bias = linears[0].bias is not None
+        self.bias = torch.cat([linear.bias for linear in linears]) if has_bias else None
+        for i, linear in enumerate(linears):
+            linear.weight = nn.Parameter(self.weight.split(self.sizes)[i], requires_grad=False)
+            if has_bias:
+                linear.bias = nn.Parameter(self.bias.split(self.sizes)[i], requires_grad=False)
+
+    def __call__(self, x):
+        return nn.functional.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
+# ANCHOR_END: joined
+
+
 # ANCHOR: attention
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int):
@@ -166,12 +191,17 @@ class Attention(nn.Module):
         if cfg.qk_norm:
             self.q_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
+        self.qkv = None          # join_projections: q, k and v in one matmul
 
     def forward(self, x, cos, sin, attn, ops):
         n = x.shape[0]                                                # x [N, hidden]
-        q = self.q_proj(x).view(n, self.num_heads, self.head_dim)     # [N, H, d]
-        k = self.k_proj(x).view(n, self.num_kv_heads, self.head_dim)  # [N, KVH, d]
-        v = self.v_proj(x).view(n, self.num_kv_heads, self.head_dim)
+        if self.qkv is not None:
+            q, k, v = self.qkv(x)
+        else:
+            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q = q.view(n, self.num_heads, self.head_dim)                  # [N, H, d]
+        k = k.view(n, self.num_kv_heads, self.head_dim)               # [N, KVH, d]
+        v = v.view(n, self.num_kv_heads, self.head_dim)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = ops.rotary(q, k, cos, sin)
@@ -187,9 +217,14 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up = None      # join_projections: gate and up in one matmul
 
     def forward(self, x, ops):
-        return self.down_proj(ops.silu_mul(self.gate_proj(x), self.up_proj(x)))
+        if self.gate_up is not None:
+            gate, up = self.gate_up(x)
+        else:
+            gate, up = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(ops.silu_mul(gate, up))
 
 
 # ANCHOR: layer
@@ -235,6 +270,13 @@ class Decoder(nn.Module):
         for layer in self.layers:
             h, residual = layer(h, residual, cos, sin, attn, self.ops)
         return self.ops.add_rms_norm(h, residual, self.norm.weight, self.norm.eps)[0]
+
+    def join_projections(self):
+        """Each layer's q, k and v, and its gate and up, as one matmul each."""
+        for layer in self.layers:
+            attn, mlp = layer.self_attn, layer.mlp
+            attn.qkv = JoinedLinear(attn.q_proj, attn.k_proj, attn.v_proj)
+            mlp.gate_up = JoinedLinear(mlp.gate_proj, mlp.up_proj)
 
     @property
     def dtype(self) -> torch.dtype:

@@ -7,6 +7,7 @@ import torch
 from minicb import LLM, SamplingParams
 from minicb.kernels import reference
 from minicb.kernels.activation import silu_mul
+from minicb.kernels.argmax import finite_argmax
 from minicb.kernels.norm import add_rms_norm
 from minicb.kernels.rotary import rotary
 from minicb.model import RMSNorm, Rotary
@@ -95,6 +96,7 @@ def test_the_fused_model_gives_the_plain_models_tokens(checkpoints, arch, engine
     plain = LLM(checkpoints[arch], **options).generate(PROMPTS, params)
     fused_llm = LLM(checkpoints[arch], fused_ops=True, **options)
     assert fused_llm.llm_engine.executor.model.ops.rotary is rotary            # the kernels ran
+    assert fused_llm.llm_engine.stage.sampler.finite_argmax is finite_argmax
     fused = fused_llm.generate(PROMPTS, params)
     assert [o.output_token_ids for o in fused] == [o.output_token_ids for o in plain]
 
@@ -105,9 +107,10 @@ def test_fused_ops_need_the_triton_backend():
         EngineConfig(engine="paged", fused_ops=True, attention_backend="sdpa")
 
 
-def test_a_fused_layer_launches_a_third_of_what_the_plain_one_does(llama):
-    """Counted, not timed: a decoder layer's launches, attention aside. Fused: the
-    seven projections and one kernel each for the two norms, rotary and SiLU x up."""
+def test_a_fused_layer_launches_a_quarter_of_what_the_plain_one_does(llama):
+    """Counted, not timed: a decoder layer's launches, attention aside. Fused: four
+    matmuls (q/k/v joined, o, gate/up joined, down) and one kernel each for the two
+    norms, rotary and SiLU x up."""
     from minicb.checkpoint import load_model
     from minicb.layer_ops import LAYER_OP_NAMES
     from minicb.tools.benchmarks import layer_launches
@@ -115,6 +118,37 @@ def test_a_fused_layer_launches_a_third_of_what_the_plain_one_does(llama):
     plain = layer_launches(load_model(llama, "float16", DEVICE))
     fused = layer_launches(load_model(llama, "float16", DEVICE, fused_ops=True))
     assert {name: fused[name] for name in LAYER_OP_NAMES} == dict(add_rms_norm=2, rotary=1, silu_mul=1)
-    assert sum(n for name, n in fused.items() if name not in LAYER_OP_NAMES) == 7    # the matmuls
+    assert sum(n for name, n in fused.items() if name not in LAYER_OP_NAMES) == 4    # the matmuls
     assert not any(plain[name] for name in LAYER_OP_NAMES)          # the plain ops, counted in parts
-    assert sum(plain.values()) >= 3 * sum(fused.values()), (plain, fused)
+    assert sum(plain.values()) >= 4 * sum(fused.values()), (plain, fused)
+
+
+def test_joined_projections_share_the_weights_memory_and_compute_the_same(llama):
+    from minicb.checkpoint import load_model
+
+    plain, fused = load_model(llama), load_model(llama, fused_ops=True)
+    attn, mlp = fused.layers[0].self_attn, fused.layers[0].mlp
+    # each linear's weight is a view of its rows of the joined matrix: nothing doubled
+    assert attn.k_proj.weight.data_ptr() == attn.qkv.weight[attn.qkv.sizes[0]:].data_ptr()
+    assert mlp.up_proj.weight.data_ptr() == mlp.gate_up.weight[mlp.gate_up.sizes[0]:].data_ptr()
+    assert sum(p.numel() for p in fused.parameters()) == sum(p.numel() for p in plain.parameters())
+    x = torch.randn(3, fused.config.hidden_size)
+    reference_attn = plain.layers[0].self_attn
+    for joined, linear in zip(attn.qkv(x), (reference_attn.q_proj, reference_attn.k_proj, reference_attn.v_proj)):
+        torch.testing.assert_close(joined, linear(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("vocab", [7, 1024, 2500])
+def test_finite_argmax_matches_its_twin_ties_and_broken_rows_included(dtype, vocab):
+    logits = rand(6, vocab, dtype=dtype)
+    logits[1, vocab // 3] = logits[1, vocab - 1] = logits[1].max() + 1       # a tie: the first wins
+    logits[2, vocab // 2] = float("nan")
+    logits[3, 0] = float("inf")
+    logits[4, vocab - 1] = float("-inf")
+    logits[5] = float("-inf")                                                 # nothing finite at all
+    tokens = finite_argmax(logits)
+    assert tokens.tolist() == reference.finite_argmax(logits).tolist()
+    assert tokens[1] == vocab // 3 and tokens[2] == tokens[3] == tokens[4] == tokens[5] == -1
+    with pytest.raises(ValueError, match="contiguous last axis"):
+        finite_argmax(logits.t())

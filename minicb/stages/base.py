@@ -20,6 +20,8 @@ import torch
 from ..attention import attention_ops
 from ..config import EngineConfig
 from ..executors import Executor
+from ..kernels import reference
+from ..layer_ops import layer_ops
 from ..observer import StepLog, TimedExecutor
 from ..request import Request
 from ..sampling import GREEDY_BELOW, SamplingParams
@@ -35,7 +37,7 @@ class Engine:
         self.config = config
         self.device = config.device
         self.ops = attention_ops(config.attention_backend)
-        self.sampler = Sampler(config.device, config.seed)
+        self.sampler = Sampler(config.device, config.seed, layer_ops(config.fused_ops).finite_argmax)
         self.waiting: deque[Request] = deque()     # arrived, not yet scheduled
         self.unfinished: dict[str, Request] = {}   # every request not yet finished, by id
         self.progress = None                       # a tqdm bar to tick as requests finish, if any
@@ -173,14 +175,16 @@ class Sampler:
     probability p_i, as multinomial does, in one argmax for the whole batch. A
     request with a seed draws from a generator of its own, so its tokens do not
     depend on what else is in the batch; the others share the engine's. A row
-    whose logits are not finite gets -1: that request fails alone.
+    whose logits are not finite gets -1 (``finite_argmax``: the plain PyTorch
+    ops or one fused kernel, minicb/layer_ops.py): that request fails alone.
     """
 
-    def __init__(self, device, seed: int):
+    def __init__(self, device, seed: int, finite_argmax=reference.finite_argmax):
         self.generator = torch.Generator(device).manual_seed(seed)
+        self.finite_argmax = finite_argmax
 
     def __call__(self, logits, params: list[SamplingParams], generators: list):
-        tokens = logits.argmax(dim=-1)
+        tokens = self.finite_argmax(logits)           # greedy, or -1: not finite
         if not all(greedy(p) for p in params):
             probs = filtered_probabilities(logits, params)
             noise = torch.empty_like(probs).exponential_(generator=self.generator)
@@ -189,8 +193,8 @@ class Sampler:
                     noise[row].exponential_(generator=generator)
             is_greedy = to_device([greedy(p) for p in params], torch.bool,
                                   logits.device)
-            tokens = torch.where(is_greedy, tokens, (probs / noise).argmax(dim=-1))
-        return tokens.masked_fill(~torch.isfinite(logits).all(dim=-1), -1)
+            tokens = torch.where(is_greedy | (tokens < 0), tokens, (probs / noise).argmax(dim=-1))
+        return tokens
 
 
 def filtered_probabilities(logits, params: list[SamplingParams]):
