@@ -106,6 +106,11 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True, arch=90):
     heads = (max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0)
              if pack_heads else 1)
     block_m = min(max_rows, max(16, triton.next_power_of_2(heads * num_queries)))
+    # A decode tile (16 rows: one query's heads) holds few registers, so it walks
+    # the keys 64 at a time (four blocks of 16 tokens in stage 5): twice the bytes
+    # in flight per program, half the trips round the loop.
+    if block_m == 16 and not fp32 and block_d <= 128 and arch >= 80:
+        block_n = 64
     num_warps = 8 if fp32 or block_m == 64 else 4
     return dict(
         GROUP=group, HEADS=heads,

@@ -163,8 +163,8 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     opts = launch_options(q, k_cache, max_query_len, pack_heads)
     num_splits = num_splits or choose_splits(
-        q.device, len(seq_lens) * (num_heads // opts["HEADS"]),
-        block_tables.shape[1] * block_size, max_query_len)
+        len(seq_lens) * (num_heads // opts["HEADS"]), block_tables.shape[1] * block_size,
+        max_query_len, multiprocessors(q.device))
     args = (q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables, block_size)
     if num_splits > 1:
         return split_kv(*args, num_splits, max_query_len, opts)
@@ -232,11 +232,28 @@ def combine_splits(parts, lse, dtype):
 # ANCHOR_END: combine
 
 
-def choose_splits(device, programs, max_context, max_query_len) -> int:
-    """Split only decode steps with long contexts whose programs (one per
-    sequence and KV head) are too few to occupy every streaming multiprocessor."""
-    device = torch.device(device)
-    if device.type != "cuda" or max_query_len > 1 or max_context < 1024:
+# ANCHOR: choose_splits
+# A split walks at least this many keys (the combine's extra pass must pay off)
+# and a context is cut into at most this many.
+MIN_SPLIT_KEYS, MAX_SPLITS = 256, 32
+
+
+def choose_splits(programs, max_context, max_query_len, processors) -> int:
+    """How many key ranges to cut each context into, for a decode step whose
+    ``programs`` (one per sequence and KV head) would leave some of the GPU's
+    ``processors`` (streaming multiprocessors) with fewer than two: enough
+    splits for two programs on each, at most one per MIN_SPLIT_KEYS keys and
+    MAX_SPLITS in all. Batch 1 splits most; a full batch not at all."""
+    if max_query_len > 1 or programs >= 2 * processors:
         return 1
-    processors = torch.cuda.get_device_properties(device).multi_processor_count
-    return max(1, min(16, 2 * processors // programs, max_context // 512))
+    wanted = triton.cdiv(2 * processors, programs)
+    return max(1, min(MAX_SPLITS, wanted, max_context // MIN_SPLIT_KEYS))
+# ANCHOR_END: choose_splits
+
+
+def multiprocessors(device) -> int:
+    """The GPU's streaming multiprocessors; 0 off a GPU (nothing to fill: no split)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return 0
+    return torch.cuda.get_device_properties(device).multi_processor_count

@@ -11,6 +11,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from minicb.tools import figures  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Each test's figures closed after it: pyplot keeps every open one."""
+    yield
+    plt.close("all")
+
+
 def draw():
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])

@@ -61,6 +61,29 @@ def test_split_kv_matches_reference(block_size, num_splits, heads):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
 
 
+def test_splits_are_chosen_to_fill_the_gpu_and_only_for_decodes():
+    from minicb.kernels.paged_attention import MAX_SPLITS, MIN_SPLIT_KEYS, choose_splits
+    h100 = 132                                          # streaming multiprocessors
+    # batch 1 of the 8B shape (8 KV heads), 4,096 keys: one split per 256 keys
+    assert choose_splits(8, 4096, 1, h100) == 4096 // MIN_SPLIT_KEYS == 16
+    assert choose_splits(8, 65536, 1, h100) == MAX_SPLITS     # at most 32, however long
+    assert choose_splits(64, 4096, 1, h100) == 5          # 8 sequences: two programs an SM
+    assert choose_splits(512, 4096, 1, h100) == 1         # batch 64 fills the GPU alone
+    assert choose_splits(8, 200, 1, h100) == 1            # too few keys to cut
+    assert choose_splits(8, 4096, 2, h100) == 1           # a prefill chunk: never
+    assert choose_splits(8, 4096, 1, 0) == 1              # no GPU
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_many_splits_of_a_decode_tile_match_the_reference(dtype):
+    """The splits a GPU would choose for batch 1 (16), over the decode tile of
+    16-bit types (64 keys a trip), contexts on and off its boundaries."""
+    torch.manual_seed(9)
+    args = paged_inputs([1] * 3, [1000, 64, 257], 8, 2, 128, dtype, block_size=16)
+    out = paged_attention(*args, max_query_len=1, num_splits=16)
+    torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
+
+
 # (query heads, KV heads): GQA 1, 2, 3, 4 and 8
 DECODE_HEADS = HEADS + [(6, 2)]
 

@@ -22,7 +22,7 @@ from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget
 from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
-from ..kernels.paged_attention import choose_splits
+from ..kernels.paged_attention import choose_splits, multiprocessors
 from ..kernels import reference
 from ..kernels.traffic import attention_bytes
 from ..layer_ops import LAYER_OP_NAMES
@@ -348,7 +348,7 @@ def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, device,
     for name, packed in [("stage 5 paged", True), (PER_HEAD, False)]:
         programs = batch * heads // tile_options(dtype, head_dim, heads // kv_heads, 1, packed)["HEADS"]
         out[name] = attention_bytes([1] * batch, [context] * batch, heads, kv_heads, head_dim, dtype, block_size,
-                                    packed, choose_splits(device, programs, context, 1))
+                                    packed, choose_splits(programs, context, 1, multiprocessors(device)))
     return out
 
 

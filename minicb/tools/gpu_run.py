@@ -233,7 +233,7 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     if name == "07_benchmarks":
         return study_seconds(s, cost, shape) + load_and_interval_seconds(s, cost, shape)
     if name == "08_kernels":
-        kernel_cases = (len(s["contexts"]) + len(s["batches"])) * 7 * 0.5      # do_bench: ~0.5 s a case
+        kernel_cases = (len(s["contexts"]) + 2 * len(s["batches"])) * 7 * 0.5  # do_bench: ~0.5 s a case
         roofline = 0.0
         for model_shape, batches in s["roofline"]["shapes"].items():
             for batch in batches:

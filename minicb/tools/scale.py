@@ -69,10 +69,12 @@ SIZES = {
                   peer_requests=32, launch_requests=48)),
     "08_kernels": dict(
         cpu=dict(heads=dict(heads=4, kv_heads=2, head_dim=16), contexts=[32, 64], context_batch=2,
+                 small_heads=dict(heads=4, kv_heads=1, head_dim=16), small_context=16,
                  batches=[1, 4], batch_context=32, reference_tokens=1024,
                  roofline=dict(context=32, max_model_len=64, shapes={"tiny": [1, 4, 8]})),
         full=dict(heads=dict(heads=32, kv_heads=8, head_dim=128), contexts=[512, 1024, 2048, 4096, 8192, 16384],
                   context_batch=16, batches=[1, 4, 16, 64, 256], batch_context=4096,
+                  small_heads=dict(heads=32, kv_heads=8, head_dim=64), small_context=1024,   # Llama 3.2 1B
                   reference_tokens=64 * 4096,
                   roofline=dict(context=1024, max_model_len=2048,
                                 shapes={"llama-3.2-1b": [1, 8, 32, 64, 128, 256],
