@@ -24,7 +24,9 @@ Left out: the sampler, activations' traffic, communication between GPUs, and
 how well each kernel does at each shape (one achieved fraction stands for all).
 Every time this module gives is a prediction, not a measurement.
 """
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from .checkpoint import SHAPES, TINY
 
@@ -105,9 +107,17 @@ class Hardware:
     token_overhead: float = 0.0
     cached_token_overhead: float = 0.0
     dtype: str = "bfloat16"        # what the model runs in there
+    # None: a datasheet profile, its fractions and overheads the assumptions above.
+    # A measured profile says what measured it (GPU, versions, commit, date, which
+    # runs) and which of its numbers are fitted and which still assumed.
+    measured: dict | None = None
+
+    @property
+    def kind(self) -> str:
+        return "measured profile" if self.measured else "datasheet profile, assumed fractions"
 
 
-HARDWARE = {
+DATASHEETS = {
     "h100-sxm": Hardware("H100 SXM 80GB", 80e9, 3.35e12, 989e12,
                          "NVIDIA H100 Tensor Core GPU datasheet: HBM3 3.35 TB/s, "
                          "BF16 989 TFLOP/s dense"),
@@ -117,8 +127,29 @@ HARDWARE = {
     "a100-80gb": Hardware("A100 SXM 80GB", 80e9, 2.039e12, 312e12,
                           "NVIDIA A100 Tensor Core GPU datasheet: HBM2e 2,039 GB/s, "
                           "BF16 312 TFLOP/s dense"),
+    "h200": Hardware("H200 SXM 141GB", 141e9, 4.8e12, 989e12,
+                     "NVIDIA H200 Tensor Core GPU datasheet: HBM3e 4.8 TB/s, "
+                     "BF16 989 TFLOP/s dense"),
 }
 # ANCHOR_END: hardware
+
+# Measured profiles, one JSON file each (minicb.tools.calibrate writes them).
+PROFILES = Path(__file__).parent / "profiles"
+
+
+def load_profile(path) -> Hardware:
+    return Hardware(**json.loads(Path(path).read_text()))
+
+
+def save_profile(hw: Hardware, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(hw), indent=1) + "\n")
+    return path
+
+
+# Every profile by name: the datasheets, and the measured ones (each file's stem).
+HARDWARE = {**DATASHEETS, **{p.stem: load_profile(p) for p in sorted(PROFILES.glob("*.json"))}}
 
 
 # ANCHOR: step_seconds

@@ -1,11 +1,18 @@
 """Calibrating this machine: the fit recovers costs it is given, and a profile
 measured from a real run drives the simulated executor. (How well it predicts
 other runs is a measurement: notebook 11 shows and checks it.)"""
+import dataclasses
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from minicb import LLMEngine
-from minicb.tools.calibrate import (OVERHEADS, SequenceLog, calibrate, fit_costs, fit_nonnegative,
+from minicb.costmodel import HARDWARE
+from minicb.tools.benchmarks import simulated_decode_roofline
+from minicb.tools.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
+                                    decode_runs, fit_costs, fit_decode_sidecar, fit_nonnegative,
                                     step_features)
 from minicb.tools.driver import replay
 from minicb.tools.workload import synthetic_workload
@@ -68,3 +75,43 @@ def test_the_sequence_log_sees_each_pass_as_the_simulated_executor_does(llama):
     # Two 4-token prompts, then their last decodes; the third prompt, then its decode.
     assert log.passes == [([(4, 4), (4, 4)], 2), ([(1, 5), (1, 5)], 2), ([(4, 4)], 1), ([(1, 5)], 1)]
     assert len(run.steps) == len(log.passes)
+
+
+# ---------------------------------------------------------------- a GPU's decode steps
+SIDECAR = Path(__file__).resolve().parent.parent / "figures" / "gpu" / "08_decode_roofline.json"
+MODES = {"h200-measured": "paged", "h200-measured-async": "paged, async scheduling"}
+
+
+def test_a_decode_fit_recovers_the_profile_that_priced_the_steps():
+    """Steps the simulated executor priced with a known profile give that profile back."""
+    truth = dataclasses.replace(HARDWARE["h200"], bandwidth_fraction=0.55, step_overhead=1.5e-3,
+                                sequence_overhead=2e-5)
+    runs = {shape: simulated_decode_roofline(shape, truth, batches, 1024, 2048)
+            for shape, batches in {"llama-3.2-1b": [1, 16, 128], "llama-3.1-8b": [1, 32]}.items()}
+    fitted = decode_profile(HARDWARE["h200"], runs, "fitted", dict(gpu="none"))
+    assert fitted.bandwidth_fraction == pytest.approx(0.55, rel=0.01)
+    assert fitted.step_overhead == pytest.approx(1.5e-3, rel=0.03)
+    assert fitted.sequence_overhead == pytest.approx(2e-5, rel=0.05)
+    assert fitted.measured["assumed"] and "flops_fraction" in fitted.measured["assumed"]
+
+
+@pytest.mark.parametrize("name", MODES)
+def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_10_percent(name):
+    """Each committed profile is what fitting the committed H200 sidecar gives, and the
+    simulated engine with it lands within 10% of every measured decode step; the
+    datasheet's assumed profile misses by far more."""
+    committed = HARDWARE[name]
+    refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"])
+    assert refitted == committed
+    assert committed.kind == "measured profile" and committed.measured["gpu"] == "NVIDIA H200"
+    assert all(abs(e["error"]) <= 0.10 for rows in errors.values() for e in rows), errors
+    assert {shape: [e["batch"] for e in rows] for shape, rows in errors.items()} == \
+        {"llama-3.2-1b": [1, 8, 32, 64, 128, 256], "llama-3.1-8b": [1, 8, 32, 64]}
+    datasheet = decode_errors(HARDWARE["h200"], decode_runs(json.loads(SIDECAR.read_text()), MODES[name]))
+    assert HARDWARE["h200"].kind.startswith("datasheet")
+    assert max(abs(e["error"]) for rows in datasheet.values() for e in rows) > 0.2
+
+
+def test_a_mode_the_sidecar_lacks_is_named_with_those_it_has():
+    with pytest.raises(ValueError, match=r"mode 'fast': the sidecar has \['paged', 'paged, async scheduling'\]"):
+        decode_runs(json.loads(SIDECAR.read_text()), "fast")

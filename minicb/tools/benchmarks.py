@@ -19,7 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 
 from ..attention import attention_ops
 from .. import executors
-from ..costmodel import HARDWARE, MODEL_SHAPES, kv_budget
+from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget
 from ..executors import ParallelExecutor
 from ..kernels.online_softmax import tile_options
 from ..kernels.paged_attention import choose_splits, multiprocessors
@@ -423,7 +423,7 @@ def simulated_decode_roofline(shape, hardware, batch_sizes, context, max_model_l
     (every weight + the batch's KV) once at the GPU's datasheet bandwidth."""
     engine = LLMEngine(shape, engine="paged", executor="simulated", hardware=hardware,
                        max_num_seqs=max(batch_sizes), max_model_len=max_model_len)
-    model, gpu = MODEL_SHAPES[shape], HARDWARE[hardware]
+    model, gpu = MODEL_SHAPES[shape], hardware if isinstance(hardware, Hardware) else HARDWARE[hardware]
     return [roofline_row(engine, batch, context, model.params * 2, model.kv_bytes_per_token(2),
                          gpu.bandwidth, decode_steps) for batch in batch_sizes]
 

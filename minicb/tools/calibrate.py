@@ -13,17 +13,26 @@ Python per step.
 The fit sees one workload. Chapter 11's notebook predicts other workloads
 with it and puts the predictions beside real runs of them.
 """
+import argparse
 import dataclasses
+import datetime
+import json
+import math
 import os
+import re
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..costmodel import MODEL_SHAPES, Hardware, step_seconds
+from ..costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
 from ..executors.simulated import split_sequences
 from ..llm import LLMEngine
-from .benchmarks import measured_rates
+from .benchmarks import measured_rates, simulated_decode_roofline
 from .driver import replay
+from .scale import rehearsed, run_scale
+from .workload import synthetic_workload
 
 # The Hardware fields a calibration fits, in the order of step_features.
 OVERHEADS = ("step_overhead", "sequence_overhead", "token_overhead", "cached_token_overhead")
@@ -31,16 +40,19 @@ COMPARED = {"output tok/s": lambda run: run.output_throughput,
             "TTFT p50": lambda run: run.ttft["p50"], "TPOT p50": lambda run: run.tpot["p50"]}
 
 
-def this_machine(rates: dict) -> Hardware:
-    """This machine's roofline, as measured: no overheads yet, and fractions of 1
-    (a measured rate is an achieved one)."""
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return Hardware("this machine", memory, rates["copy_gb_s"] * 1e9,
-                    rates["matmul_tflops"] * 1e12,
-                    f"measured here: copy {rates['copy_gb_s']} GB/s, "
+def this_machine(rates: dict, device="cpu", dtype="float32") -> Hardware:
+    """This machine's roofline, as measured on ``device`` (a CPU, or a GPU and its
+    memory): no overheads yet, and fractions of 1 (a measured rate is an achieved one)."""
+    if torch.device(device).type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        memory = torch.cuda.get_device_properties(device).total_memory
+    else:
+        name, memory = "this machine", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return Hardware(name, memory, rates["copy_gb_s"] * 1e9, rates["matmul_tflops"] * 1e12,
+                    f"measured on {name}: copy {rates['copy_gb_s']} GB/s, "
                     f"{rates['matmul_dtype']} matmul {rates['matmul_tflops']} TFLOP/s",
                     bandwidth_fraction=1.0, flops_fraction=1.0, step_overhead=0.0,
-                    dtype="float32")
+                    dtype=dtype)
 
 
 def step_features(sequences) -> list[int]:
@@ -75,7 +87,8 @@ def calibrate(checkpoint, shape: str, engine: str, workload, rates=None,
     checkpoint of the model shape ``shape``."""
     real = LLMEngine(checkpoint, engine=engine, **options)
     replay(real, workload)                  # warm: the first run pays for setup
-    base = this_machine(rates or measured_rates("cpu"))
+    device, dtype = real.config.device, str(real.executor.dtype).removeprefix("torch.")
+    base = this_machine(rates or measured_rates(device), device, dtype)
     timed = real.stage.executor             # the step log's timer, around the executor
     timed.executor = passes = SequenceLog(timed.executor)
     steps = replay(real, workload).steps
@@ -90,7 +103,7 @@ def calibrate(checkpoint, shape: str, engine: str, workload, rates=None,
         measured.append(step.duration)
     costs = fit_costs(np.array(features, float), np.array(left_over),
                       np.array(measured))
-    return dataclasses.replace(base, name=f"this machine, {engine}",
+    return dataclasses.replace(base, name=f"{base.name}, {engine}",
                                **dict(zip(OVERHEADS, costs.tolist())))
 
 
@@ -136,3 +149,152 @@ def predicted_and_measured(checkpoint, shape: str, profiles: dict, workloads: di
              for name, stage in keys} for _ in range(repeats)]
     return {key: {metric: (value(predicted[key]), [value(runs[key]) for runs in real])
                   for metric, value in COMPARED.items()} for key in keys}
+
+
+# ---------------------------------------------------------------- a GPU's decode steps
+# ANCHOR: decode_profile
+DECODE_STEPS = 16        # notebook 08's decode_roofline times this many steps a batch
+
+
+def decode_profile(base: Hardware, runs: dict, name: str, measured: dict) -> Hardware:
+    """A profile fitted to a GPU's measured decode steps: ``runs`` is {shape: rows
+    of benchmarks.decode_roofline}. A decode step streams its bytes, so each is
+    fitted as those bytes over ``base``'s peak bandwidth times a fraction, plus a
+    cost per step and one per sequence. Every row reads contexts of one length,
+    so a cost per cached token cannot be told from one per sequence: it stays 0.
+    Decode steps say nothing of a prefill's terms (flops_fraction,
+    token_overhead): they stay ``base``'s assumptions, and ``measured`` says so."""
+    streaming = dataclasses.replace(base, bandwidth_fraction=1.0, flops=math.inf, step_overhead=0.0)
+    features, seconds = [], []
+    for shape, rows in runs.items():
+        for row in rows:
+            sequences = [(1, row["context"] + DECODE_STEPS // 2)] * row["batch"]
+            memory = step_seconds(streaming, MODEL_SHAPES[shape], 2, sequences, row["batch"])
+            features.append([memory, 1.0, row["batch"]])
+            seconds.append(row["step_ms"] / 1e3)
+    weight = 1 / np.array(seconds)             # relative errors: a 3 ms step counts as a 12 ms one
+    slowdown, per_step, per_sequence = fit_nonnegative(np.array(features) * weight[:, None],
+                                                       np.ones(len(seconds)))
+    if slowdown <= 0:
+        raise ValueError("the steps do not grow with the bytes they read: no bandwidth to fit")
+    return dataclasses.replace(
+        base, name=name, bandwidth_fraction=1 / slowdown, step_overhead=per_step,
+        sequence_overhead=per_sequence, token_overhead=0.0, cached_token_overhead=0.0,
+        measured=dict(measured, fitted=["bandwidth_fraction", "step_overhead", "sequence_overhead"],
+                      assumed=["flops_fraction", "token_overhead (prefill: no prefill was timed)"]))
+
+
+def decode_errors(profile: Hardware, runs: dict, max_model_len=2048) -> dict:
+    """{shape: [{batch, measured_ms, predicted_ms, error}]}: the simulated executor
+    with ``profile`` runs each measured batch as notebook 08 ran it."""
+    errors = {}
+    for shape, rows in runs.items():
+        predicted = simulated_decode_roofline(shape, profile, [r["batch"] for r in rows],
+                                              rows[0]["context"], max_model_len, DECODE_STEPS)
+        errors[shape] = [dict(batch=r["batch"], measured_ms=r["step_ms"], predicted_ms=p["step_ms"],
+                              error=p["step_ms"] / r["step_ms"] - 1) for r, p in zip(rows, predicted)]
+    return errors
+# ANCHOR_END: decode_profile
+
+
+def decode_runs(sidecar: dict, mode: str) -> dict:
+    """{shape: rows} of one mode ("paged", "paged, async scheduling") of an
+    08_decode_roofline sidecar."""
+    runs = {key.split(" | ")[0]: rows for key, rows in sidecar["measurements"].items()
+            if key.split(" | ")[1] == mode}
+    if not runs:
+        modes = sorted({key.split(" | ")[1] for key in sidecar["measurements"]})
+        raise ValueError(f"mode {mode!r}: the sidecar has {modes}")
+    return runs
+
+
+def fit_decode_sidecar(path, datasheet: str, mode: str, commit: str) -> tuple:
+    """The profile of one mode of a GPU run's 08_decode_roofline sidecar, with
+    its provenance; and its errors at every measured batch."""
+    sidecar = json.loads(Path(path).read_text())
+    runs = decode_runs(sidecar, mode)
+    measured = dict(gpu=sidecar["gpu"], torch=sidecar["torch"], triton=sidecar["triton"],
+                    date=sidecar["date"], commit=commit,
+                    runs=f"{Path(path).name}: notebook 08's decode steps, stage 5 ({mode}), "
+                         f"bf16, contexts of {sidecar['context']}, CUDA graphs on")
+    profile = decode_profile(HARDWARE[datasheet], runs, f"{HARDWARE[datasheet].name}, measured: {mode}",
+                             measured)
+    errors = decode_errors(profile, runs)
+    worst = max(abs(e["error"]) for rows in errors.values() for e in rows)
+    profile = dataclasses.replace(profile, measured=dict(profile.measured, worst_error=round(worst, 4)))
+    return profile, errors
+
+
+# ---------------------------------------------------------------- on this machine, by command
+def commit() -> str:
+    """The commit this code is at: git's answer, else MINICB_COMMIT (a copy of the
+    tree without its history), else "unknown"."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("MINICB_COMMIT", "unknown")
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+# The GPU run's calibration: stage 5 on a mixed workload, so that both prefill
+# chunks and decode steps are timed, for each shape the GPU holds.
+MEASURE = dict(num_requests=64, prompt_len=(64, 512), output_len=(16, 128), batch=64,
+               max_model_len=2048, shapes=["llama-3.2-1b", "llama-3.1-8b"])
+
+
+def measure(out: Path, scale) -> list[Path]:
+    """Calibrate stage 5 here for each model shape of the GPU run that this GPU
+    holds (the tiny model stands in for each in a rehearsal), into ``out``."""
+    sizes = MEASURE if scale.name == "full" else {k: rehearsed(k, v) for k, v in MEASURE.items()}
+    written = []
+    workload = synthetic_workload(sizes["num_requests"], prompt_len=sizes["prompt_len"],
+                                  output_len=sizes["output_len"], seed=1)
+    for shape in sizes["shapes"]:
+        if scale.name == "full" and not scale.fits(shape):
+            continue
+        model = scale.model(shape)
+        profile = calibrate(scale.checkpoint(model), model["shape"] if model["shape"] in MODEL_SHAPES
+                            else "tiny-llama", "paged", workload, dtype=model["dtype"],
+                            max_num_seqs=sizes["batch"], max_model_len=sizes["max_model_len"])
+        profile = dataclasses.replace(profile, measured=dict(
+            gpu=profile.name.rsplit(",", 1)[0], torch=torch.__version__, commit=commit(),
+            date=datetime.date.today().isoformat(), scale=scale.name,
+            runs=f"stage 5 on {model['shape']}, {sizes['num_requests']} requests "
+                 f"(prompts {sizes['prompt_len']}, outputs {sizes['output_len']})",
+            fitted=["roofline (copy and matmul rates)", *OVERHEADS], assumed=[]))
+        written.append(save_profile(profile, out / f"{slug(profile.name)}-{shape}.json"))
+        print(f"{shape}: {profile.name}, bandwidth {profile.bandwidth / 1e9:.0f} GB/s, step "
+              f"{1e3 * profile.step_overhead:.3f} ms, sequence {1e6 * profile.sequence_overhead:.1f} us, "
+              f"token {1e6 * profile.token_overhead:.2f} us -> {written[-1]}", flush=True)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Profiles for the simulated executor.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    fit = commands.add_parser("fit-decode", help="fit a profile to a GPU run's decode steps")
+    fit.add_argument("sidecar", help="an 08_decode_roofline.json of a GPU run")
+    fit.add_argument("--datasheet", required=True, choices=sorted(HARDWARE), help="the GPU's peaks")
+    fit.add_argument("--mode", default="paged", help='"paged" or "paged, async scheduling"')
+    fit.add_argument("--name", required=True, help="the profile's name: its file in minicb/profiles/")
+    fit.add_argument("--commit", required=True, help="the commit the GPU run ran at")
+    run = commands.add_parser("measure", help="calibrate stage 5 on this machine (a GPU run's part)")
+    run.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "fit-decode":
+        profile, errors = fit_decode_sidecar(args.sidecar, args.datasheet, args.mode, args.commit)
+        path = save_profile(profile, PROFILES / f"{args.name}.json")
+        print(f"{path}: bandwidth {profile.bandwidth_fraction:.1%} of {profile.bandwidth / 1e12:.2f} TB/s, "
+              f"{1e3 * profile.step_overhead:.3f} ms a step, {1e6 * profile.sequence_overhead:.1f} us a sequence")
+        for shape, rows in errors.items():
+            print(shape + ": " + ", ".join(f"batch {e['batch']} {e['error']:+.1%}" for e in rows))
+    else:
+        measure(args.out, run_scale())
+
+
+if __name__ == "__main__":
+    main()

@@ -88,17 +88,18 @@ def save_figure(fig, name: str, meta: dict) -> Path:
 def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
                           meta: dict) -> Path:
     """Write a figure of predictions, ``name``.png and ``name``.json, stamped
-    "simulated" with the cost model's GPU and model shape (or shapes); the sidecar
+    "simulated" with the cost model's GPU, its kind of profile (a datasheet's or a
+    measured one) and the model shape (or shapes); the sidecar names the profile,
     says ``"simulated": true`` and carries the profiles, assumptions included."""
     out = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures/simulated")
     out.mkdir(parents=True, exist_ok=True)
     gpu = HARDWARE[hardware]
     models = [model] if isinstance(model, str) else list(model)
-    line = (f"simulated, not measured: minicb.costmodel, {gpu.name}, {', '.join(models)} | "
-            f"{datetime.date.today().isoformat()}")
+    line = (f"simulated, not measured: minicb.costmodel, {gpu.name} ({gpu.kind}), "
+            f"{', '.join(models)} | {datetime.date.today().isoformat()}")
     png, legibility = stamped_png(fig, out / f"{name}.png", line)
     profiles = [dataclasses.asdict(MODEL_SHAPES[m]) for m in models]
-    sidecar = dict(figure=png.name, simulated=True, hardware=dataclasses.asdict(gpu),
+    sidecar = dict(figure=png.name, simulated=True, profile=hardware, hardware=dataclasses.asdict(gpu),
                    model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")

@@ -40,6 +40,7 @@ from pathlib import Path
 import torch
 
 from .benchmarks import measured_rates, study_kv_tokens
+from .calibrate import MEASURE
 from .figures import REQUIRED_SIDECAR_KEYS, project_root
 from .scale import SIZES, weight_bytes
 from .workload import preset_workload, synthetic_workload
@@ -62,6 +63,9 @@ class Part:
     figures: list[str] = field(default_factory=list)    # what its notebooks must draw
     checkpoints: list[str] = field(default_factory=list)   # shapes written meanwhile, for later parts
     rehearsal_skips: str = "CUDA graphs and CUDA events (the CPU runs the sdpa backend on the wall clock)"
+    # python -m MODULE --out PART_FOLDER/OUTPUT: a module that writes files, not figures
+    module: str = ""
+    output: str = ""
 
 
 # The GPU's own checks: kernels (fused ones too) against the reference in fp16 and bf16, every engine
@@ -95,6 +99,9 @@ PARTS = [
          figures=["09_serving"]),
     # With one GPU only its arithmetic runs (two ranks need two devices): no figure.
     Part("parallel", "tensor parallelism: what a step communicates", ["10_tensor_parallel"]),
+    Part("calibrate", "profiles for the simulated executor: stage 5 measured on this GPU",
+         module="minicb.tools.calibrate measure", output="profiles",
+         rehearsal_skips="a GPU's rates (the CPU calibrates itself, the tiny model for each shape)"),
 ]
 # ANCHOR_END: parts
 
@@ -125,6 +132,7 @@ REACHED_ON_A_GPU = {
     "minicb/tools/benchmarks.py": "part kernels",
     "minicb/tools/figures.py": "part stages",
     "notebooks/08_kernels.ipynb": "part kernels",
+    "minicb/tools/calibrate.py": "part calibrate",
 }
 # The driver and the scale table choose between the GPU and the CPU themselves.
 DECIDES_THE_DEVICE = ("minicb/tools/gpu_run.py", "minicb/tools/scale.py")
@@ -253,6 +261,14 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     raise ValueError(f"no estimate for notebook {name!r}")
 
 
+def calibrate_seconds(cost: CostModel) -> float:
+    """The calibrate part: each shape's engine built, its workload run twice
+    (a warm-up, then the timed run), and the machine's rates measured."""
+    p, o = tokens(synthetic_workload(MEASURE["num_requests"], MEASURE["prompt_len"], MEASURE["output_len"]))
+    return sum(cost.build(shape) + 2 * cost.run(shape, p, o, MEASURE["batch"] / 2) + 5
+               for shape in MEASURE["shapes"])
+
+
 def study_seconds(s, cost: CostModel, shape) -> float:
     """Notebook 07's spread experiment in the study's shape (static, continuous, paged
     and the peers on the first peer_requests), and its line with graphs on and off. A
@@ -289,6 +305,8 @@ def part_minutes(part: Part, rates: dict) -> float:
     """A part's estimated minutes on a machine with these measured rates."""
     cost = CostModel(rates["copy_gb_s"] * 1e9, rates["matmul_tflops"] * 1e12)
     seconds = sum(notebook_seconds(nb, cost) for nb in part.notebooks)
+    if part.module:
+        seconds += calibrate_seconds(cost)
     if part.tests:
         seconds += 90          # the GPU test set on TEST_WORKERS processes: 64 s on an H200
     return seconds / 60
@@ -310,6 +328,9 @@ def run_part(part: Part, out: Path, rehearsal: bool) -> dict:
             results["unreached_cuda_lines"] = unreached_cuda_lines(folder / "coverage.json")
         for notebook in part.notebooks:
             results["steps"].append(run_notebook(notebook, env, log))
+        if part.module:
+            command = [sys.executable, "-m", *part.module.split(), "--out", str(folder / part.output)]
+            results["steps"].append(timed(command, env, log, part.module.split()[-1]))
         if writer:
             results["steps"].append(waited(writer, "checkpoints"))
     results["figures"] = headline_numbers(folder / "figures")
@@ -431,6 +452,8 @@ def archive_problems(part: Part, archive: Path) -> list[str]:
         read = lambda name: tar.extractfile(f"{part.name}/{name}").read()         # noqa: E731
         problems = [f"{archive.name}: no {name}" for name in ("results.json", "log.txt")
                     if f"{part.name}/{name}" not in names]
+        if part.output and not any(n.startswith(f"{part.name}/{part.output}/") for n in names):
+            problems.append(f"{archive.name}: nothing in {part.output}/")
         for figure in part.figures:
             for suffix in (".png", ".json"):
                 if f"{part.name}/figures/{figure}{suffix}" not in names:
