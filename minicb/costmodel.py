@@ -114,7 +114,7 @@ class Hardware:
 
     @property
     def kind(self) -> str:
-        return "measured profile" if self.measured else "datasheet profile, assumed fractions"
+        return "measured" if self.measured else "datasheet, assumed fractions"
 
 
 DATASHEETS = {

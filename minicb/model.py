@@ -164,14 +164,18 @@ class JoinedLinear:
         self.sizes = [linear.out_features for linear in linears]
         self.weight = torch.cat([linear.weight for linear in linears])
         has_bias = linears[0].bias is not None
-        self.bias = torch.cat([linear.bias for linear in linears]) if has_bias else None
+        self.bias = (torch.cat([linear.bias for linear in linears]) if has_bias
+                     else None)
         for i, linear in enumerate(linears):
-            linear.weight = nn.Parameter(self.weight.split(self.sizes)[i], requires_grad=False)
+            rows = self.weight.split(self.sizes)[i]
+            linear.weight = nn.Parameter(rows, requires_grad=False)
             if has_bias:
-                linear.bias = nn.Parameter(self.bias.split(self.sizes)[i], requires_grad=False)
+                rows = self.bias.split(self.sizes)[i]
+                linear.bias = nn.Parameter(rows, requires_grad=False)
 
     def __call__(self, x):
-        return nn.functional.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
+        out = nn.functional.linear(x, self.weight, self.bias)
+        return out.split(self.sizes, dim=-1)
 # ANCHOR_END: joined
 
 

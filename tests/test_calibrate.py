@@ -103,7 +103,7 @@ def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_10_p
     committed = HARDWARE[name]
     refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"])
     assert refitted == committed
-    assert committed.kind == "measured profile" and committed.measured["gpu"] == "NVIDIA H200"
+    assert committed.kind == "measured" and committed.measured["gpu"] == "NVIDIA H200"
     assert all(abs(e["error"]) <= 0.10 for rows in errors.values() for e in rows), errors
     assert {shape: [e["batch"] for e in rows] for shape, rows in errors.items()} == \
         {"llama-3.2-1b": [1, 8, 32, 64, 128, 256], "llama-3.1-8b": [1, 8, 32, 64]}

@@ -154,10 +154,12 @@ def test_a_simulated_figure_says_so_on_the_figure_and_in_its_sidecar(tmp_path, m
     assert meta["simulated"] is True and meta["hardware"]["name"] == "A100 SXM 40GB"
     assert meta["model"]["name"] == "opt-13b" and meta["requests"] == 3
     assert any("simulated, not measured" in t.get_text() for t in fig.texts)
+    assert any("profile a100-40gb (A100 SXM 40GB, datasheet, assumed fractions)" in t.get_text() for t in fig.texts)
+    assert meta["profile"] == "a100-40gb" and meta["hardware"]["measured"] is None
     assert figures.simulated_sidecar_problems(tmp_path) == []
     png.with_suffix(".json").unlink()
     assert figures.simulated_sidecar_problems(tmp_path) == ["predicted.png: no sidecar marking it "
-                                                            "simulated, with its GPU and model"]
+                                                            "simulated, with its profile, GPU and model"]
 
 
 def test_a_legend_over_a_label_is_found(tmp_path, monkeypatch):
@@ -261,3 +263,15 @@ def test_the_decode_roofline_reads_with_the_fused_modes_too(tmp_path, monkeypatc
     assert len(fig.axes[-1].get_legend().get_texts()) == 7
     figures.save_simulated_figure(fig, "fused", "h100-sxm", "llama-3.1-8b", {})
     plt.close("all")
+
+
+def test_a_simulated_figure_of_two_profiles_names_each_and_its_kind(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig = draw()
+    png = figures.save_simulated_figure(fig, "two", ["h200", "h200-measured"], "llama-3.1-8b", {})
+    meta = json.loads(png.with_suffix(".json").read_text())
+    assert meta["profile"] == ["h200", "h200-measured"]
+    assert [h["measured"] is not None for h in meta["hardware"]] == [False, True]
+    stamp = " ".join(t.get_text() for t in fig.texts)
+    assert "profile h200 (datasheet, assumed fractions); h200-measured (measured)" in stamp
+    assert figures.simulated_sidecar_problems(tmp_path) == []

@@ -1,4 +1,4 @@
-"""The fused kernels of the fast step (kernels/norm.py, activation.py, rotary.py)
+"""The fused kernels of the fast step (kernels/norm.py, activation.py, rotary.py, argmax.py)
 against their naive twins (kernels/reference.py), which compute what the plain
 model computes. In the interpreter on a CPU: fp32 and fp16 (bf16 on a GPU)."""
 import pytest
@@ -152,3 +152,29 @@ def test_finite_argmax_matches_its_twin_ties_and_broken_rows_included(dtype, voc
     assert tokens[1] == vocab // 3 and tokens[2] == tokens[3] == tokens[4] == tokens[5] == -1
     with pytest.raises(ValueError, match="contiguous last axis"):
         finite_argmax(logits.t())
+
+
+class CountedKernel:
+    """A Triton kernel that counts its launches (kernel[grid](...))."""
+
+    def __init__(self, kernel):
+        self.kernel, self.launches = kernel, 0
+
+    def __getitem__(self, grid):
+        self.launches += 1
+        return self.kernel[grid]
+
+
+def test_the_greedy_pick_and_its_check_are_one_launch_fused_and_eight_plain(monkeypatch):
+    """Counted as for a layer: argmax, isfinite (an abs and three comparisons as
+    PyTorch dispatches it), all, a negation and a masked fill, against one kernel."""
+    from minicb.tools.benchmarks import Launches
+    logits = rand(4, 300, dtype=torch.float32)
+    with Launches() as plain:
+        reference.finite_argmax(logits)
+    assert sum(plain.count.values()) == 8 and {"argmax", "all", "masked_fill"} <= set(plain.count)
+    from minicb.kernels import argmax
+    counted = CountedKernel(argmax._finite_argmax_kernel)
+    monkeypatch.setattr(argmax, "_finite_argmax_kernel", counted)
+    assert finite_argmax(logits).tolist() == reference.finite_argmax(logits).tolist()
+    assert counted.launches == 1

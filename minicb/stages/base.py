@@ -193,7 +193,8 @@ class Sampler:
                     noise[row].exponential_(generator=generator)
             is_greedy = to_device([greedy(p) for p in params], torch.bool,
                                   logits.device)
-            tokens = torch.where(is_greedy | (tokens < 0), tokens, (probs / noise).argmax(dim=-1))
+            sampled = (probs / noise).argmax(dim=-1)
+            tokens = torch.where(is_greedy | (tokens < 0), tokens, sampled)
         return tokens
 
 

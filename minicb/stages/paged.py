@@ -92,16 +92,19 @@ class PagedScheduler(Scheduler):
         """Chapter 4's loop, but a request the free blocks cannot hold first
         makes room: the newest running request is preempted until it fits, or
         until it is itself the one preempted."""
-        entries, self.preempted = [], False
+        entries, self.preempted, preempted = [], False, set()
+        # (a set: asking the running list whether it still holds each request
+        # would cost a pass over the list per request, a step's largest host cost)
         for request in list(self.running):
-            if request not in self.running:
+            if request in preempted:
                 continue                           # preempted earlier in this loop
             n = self.tokens_to_compute(request, budget)
             if n == 0:
                 continue
             while not self.kv.can_allocate(request, request.num_computed_tokens + n):
+                preempted.add(self.running[-1])
                 self.preempt(self.running[-1])
-                if request not in self.running:
+                if request in preempted:
                     break
             else:
                 self.kv.allocate(request, request.num_computed_tokens + n)

@@ -9,6 +9,7 @@ import torch
 
 from ..checkpoint import make_tiny_checkpoint, read_config
 from ..config import EngineConfig, default_num_threads
+from ..costmodel import HARDWARE
 from ..kernels.online_softmax import tile_options
 from ..llm import LLMEngine
 from ..metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
@@ -90,7 +91,8 @@ def main(args):
     options = dict(engine_options(args), num_threads=args.threads)
     # Only stage 5 can run the host a step ahead; the other stages run as they are.
     per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}
-    where = (f"simulated (predicted by minicb.costmodel, not measured): {args.hardware}, {model}"
+    where = (f"simulated (predicted by minicb.costmodel, not measured): {args.hardware} "
+             f"({HARDWARE[args.hardware].kind}), {model}"
              if args.executor == "simulated" else f"machine: {machine()}")
     print(f"workload: {workload.description}\n{where}")
     rounds = []

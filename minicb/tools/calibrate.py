@@ -157,42 +157,50 @@ DECODE_STEPS = 16        # notebook 08's decode_roofline times this many steps a
 
 
 def decode_profile(base: Hardware, runs: dict, name: str, measured: dict) -> Hardware:
-    """A profile fitted to a GPU's measured decode steps: ``runs`` is {shape: rows
-    of benchmarks.decode_roofline}. A decode step streams its bytes, so each is
-    fitted as those bytes over ``base``'s peak bandwidth times a fraction, plus a
-    cost per step and one per sequence. Every row reads contexts of one length,
-    so a cost per cached token cannot be told from one per sequence: it stays 0.
-    Decode steps say nothing of a prefill's terms (flops_fraction,
-    token_overhead): they stay ``base``'s assumptions, and ``measured`` says so."""
-    streaming = dataclasses.replace(base, bandwidth_fraction=1.0, flops=math.inf, step_overhead=0.0)
+    """A profile fitted to a GPU's measured decode steps: ``runs`` is {shape:
+    rows of benchmarks.decode_roofline}. A decode step streams its bytes, so
+    each is fitted as those bytes over ``base``'s peak bandwidth times a
+    fraction, plus a cost per step and one per sequence. Every row reads
+    contexts of one length, so a cost per cached token cannot be told from one
+    per sequence: it stays 0. Decode steps say nothing of a prefill's terms
+    (flops_fraction, token_overhead): they stay ``base``'s assumptions, and
+    ``measured`` says so."""
+    streaming = dataclasses.replace(base, bandwidth_fraction=1.0, flops=math.inf,
+                                    step_overhead=0.0)
     features, seconds = [], []
     for shape, rows in runs.items():
         for row in rows:
             sequences = [(1, row["context"] + DECODE_STEPS // 2)] * row["batch"]
-            memory = step_seconds(streaming, MODEL_SHAPES[shape], 2, sequences, row["batch"])
+            memory = step_seconds(streaming, MODEL_SHAPES[shape], 2, sequences,
+                                  row["batch"])
             features.append([memory, 1.0, row["batch"]])
             seconds.append(row["step_ms"] / 1e3)
-    weight = 1 / np.array(seconds)             # relative errors: a 3 ms step counts as a 12 ms one
-    slowdown, per_step, per_sequence = fit_nonnegative(np.array(features) * weight[:, None],
-                                                       np.ones(len(seconds)))
+    # relative errors: a 3 ms step counts as much as a 12 ms one
+    weight = 1 / np.array(seconds)
+    slowdown, per_step, per_sequence = fit_nonnegative(
+        np.array(features) * weight[:, None], np.ones(len(seconds)))
     if slowdown <= 0:
-        raise ValueError("the steps do not grow with the bytes they read: no bandwidth to fit")
+        raise ValueError("the steps do not grow with the bytes they read")
+    fitted = ["bandwidth_fraction", "step_overhead", "sequence_overhead"]
+    assumed = ["flops_fraction", "token_overhead (prefill: no prefill was timed)"]
     return dataclasses.replace(
         base, name=name, bandwidth_fraction=1 / slowdown, step_overhead=per_step,
         sequence_overhead=per_sequence, token_overhead=0.0, cached_token_overhead=0.0,
-        measured=dict(measured, fitted=["bandwidth_fraction", "step_overhead", "sequence_overhead"],
-                      assumed=["flops_fraction", "token_overhead (prefill: no prefill was timed)"]))
+        measured=dict(measured, fitted=fitted, assumed=assumed))
 
 
 def decode_errors(profile: Hardware, runs: dict, max_model_len=2048) -> dict:
-    """{shape: [{batch, measured_ms, predicted_ms, error}]}: the simulated executor
-    with ``profile`` runs each measured batch as notebook 08 ran it."""
+    """{shape: [{batch, measured_ms, predicted_ms, error}]}: the simulated
+    executor with ``profile`` runs each measured batch as notebook 08 ran it."""
     errors = {}
     for shape, rows in runs.items():
-        predicted = simulated_decode_roofline(shape, profile, [r["batch"] for r in rows],
-                                              rows[0]["context"], max_model_len, DECODE_STEPS)
-        errors[shape] = [dict(batch=r["batch"], measured_ms=r["step_ms"], predicted_ms=p["step_ms"],
-                              error=p["step_ms"] / r["step_ms"] - 1) for r, p in zip(rows, predicted)]
+        predicted = simulated_decode_roofline(
+            shape, profile, [r["batch"] for r in rows], rows[0]["context"],
+            max_model_len, DECODE_STEPS)
+        errors[shape] = [dict(batch=r["batch"], measured_ms=r["step_ms"],
+                              predicted_ms=p["step_ms"],
+                              error=p["step_ms"] / r["step_ms"] - 1)
+                         for r, p in zip(rows, predicted)]
     return errors
 # ANCHOR_END: decode_profile
 

@@ -85,7 +85,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     return checked(png, sidecar)
 
 
-def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
+def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str | list[str],
                           meta: dict) -> Path:
     """Write a figure of predictions, ``name``.png and ``name``.json, stamped
     "simulated" with the cost model's GPU, its kind of profile (a datasheet's or a
@@ -93,13 +93,17 @@ def save_simulated_figure(fig, name: str, hardware: str, model: str | list[str],
     says ``"simulated": true`` and carries the profiles, assumptions included."""
     out = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures/simulated")
     out.mkdir(parents=True, exist_ok=True)
-    gpu = HARDWARE[hardware]
+    names = [hardware] if isinstance(hardware, str) else list(hardware)
+    gpus = [HARDWARE[n] for n in names]
     models = [model] if isinstance(model, str) else list(model)
-    line = (f"simulated, not measured: minicb.costmodel, {gpu.name} ({gpu.kind}), "
-            f"{', '.join(models)} | {datetime.date.today().isoformat()}")
+    profiles = "; ".join(f"{n} ({gpu.name}, {gpu.kind})" if len(gpus) == 1 else f"{n} ({gpu.kind})"
+                         for n, gpu in zip(names, gpus))
+    line = (f"simulated, not measured: minicb.costmodel, profile {profiles}, {', '.join(models)} | "
+            f"{datetime.date.today().isoformat()}")
     png, legibility = stamped_png(fig, out / f"{name}.png", line)
     profiles = [dataclasses.asdict(MODEL_SHAPES[m]) for m in models]
-    sidecar = dict(figure=png.name, simulated=True, profile=hardware, hardware=dataclasses.asdict(gpu),
+    sidecar = dict(figure=png.name, simulated=True, profile=hardware,
+                   hardware=[dataclasses.asdict(g) for g in gpus] if len(gpus) > 1 else dataclasses.asdict(gpus[0]),
                    model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
@@ -249,13 +253,13 @@ def crossing(a, b, margin: float) -> bool:
 
 def simulated_sidecar_problems(folder) -> list[str]:
     """What is wrong with the simulated figures in ``folder``: a PNG without a
-    sidecar saying ``"simulated": true`` and naming its GPU and model."""
+    sidecar saying ``"simulated": true`` and naming its profile, GPU and model."""
     problems = []
     for png in sorted(Path(folder).glob("*.png")):
         sidecar = png.with_suffix(".json")
         meta = json.loads(sidecar.read_text()) if sidecar.is_file() else {}
-        if meta.get("simulated") is not True or not {"hardware", "model"} <= set(meta):
-            problems.append(f"{png.name}: no sidecar marking it simulated, with its GPU and model")
+        if meta.get("simulated") is not True or not {"profile", "hardware", "model"} <= set(meta):
+            problems.append(f"{png.name}: no sidecar marking it simulated, with its profile, GPU and model")
     return problems
 
 
