@@ -12,7 +12,7 @@ import pytest
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
 from minicb.tools.exercises import (EXERCISES, CheckFailed, check, engine_function, load_stub,
-                                    swapped_in)
+                                    progress, swapped_in)
 
 
 @pytest.mark.parametrize("name", EXERCISES)
@@ -120,8 +120,31 @@ def test_the_command_lists_and_checks(tmp_path):
     wrong = run("chunking", "--file", str(answer))
     assert wrong.returncode == 1
     assert wrong.stdout.startswith("FAILED chunking (with enable_chunked_prefill=False): step")
+    mine = run()                                  # the stubs as they come: nothing started
+    assert mine.returncode == 0 and mine.stdout.splitlines()[-1] == f"0 of {len(EXERCISES)} passed, 0 failing"
     unknown = run("chunkin")
     assert unknown.returncode == 2 and "no exercise 'chunkin'; --list names them" in unknown.stderr
+
+
+def test_progress_names_each_exercise_with_its_state_and_fails_while_a_started_one_fails(
+        llama, tmp_path):
+    """`python -m minicb check` alone: the stubs as they come are not started; one
+    written right passes; one written wrong fails with why; the count says so."""
+    for ex in EXERCISES.values():
+        (tmp_path / f"{ex.name}.py").write_text(ex.stub.read_text())
+    (tmp_path / "stop_reason.py").write_text(
+        "from minicb.stages.base import stop_reason\n")                  # right: the engine's own
+    (tmp_path / "chunking.py").write_text("def fit(self, remaining, budget):\n"
+                                          "    return min(remaining, budget)\n")   # always chunks
+    lines, failing = progress(tmp_path, llama)
+    state = {line.split()[2]: " ".join(line.split()[3:]) for line in lines[:-1]}
+    assert set(state) == set(EXERCISES) and failing == 1
+    assert state["stop_reason"] == "passed"
+    assert state["chunking"].startswith("FAILING: chunking (with enable_chunked_prefill=False): step")
+    assert all(state[n] == "not started" for n in EXERCISES if n not in ("stop_reason", "chunking"))
+    assert lines[-1] == f"1 of {len(EXERCISES)} passed, 1 failing"
+    chapters = [int(line.split()[1]) for line in lines[:-1]]
+    assert chapters == sorted(chapters)
 
 
 def test_each_chapter_ends_with_its_exercises():

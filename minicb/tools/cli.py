@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     exercise = command("check", "check an exercise you wrote (notebooks/exercises/) inside "
                        "the real engine")
-    exercise.add_argument("name", nargs="?", help="the exercise; --list names them")
+    exercise.add_argument("name", nargs="?", help="the exercise; --list names them; none: "
+                          "your progress, every exercise with its state")
     exercise.add_argument("--list", action="store_true", help="every exercise, one a line")
     exercise.add_argument("--reference", action="store_true",
                           help="check the engine's own code instead of yours (without a "
