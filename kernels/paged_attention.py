@@ -21,6 +21,17 @@ from .ragged_attention import sequence_rows
 from .tile import attend_keys, key_range, store_rows, tile_queries
 
 
+# ANCHOR: key_rows
+@triton.jit
+def key_rows(BLOCK_TABLE, keys, block_size, context_len):
+    """The cache rows of a sequence's keys (columns of its context): key j lives
+    in block BLOCK_TABLE[j // block_size], at offset j % block_size. Keys past
+    context_len read no table entry (their rows are masked out later)."""
+    block = tl.load(BLOCK_TABLE + keys // block_size, mask=keys < context_len, other=0)
+    return block * block_size + keys % block_size
+# ANCHOR_END: key_rows
+
+
 # ANCHOR: tile
 @triton.jit
 def paged_tile(
@@ -45,10 +56,9 @@ def paged_tile(
                                     key_end, HEADS, BLOCK_M, BLOCK_N)
     for start in range(start_key, stop_key, BLOCK_N):
         keys = start + tl.arange(0, BLOCK_N)
-        block = tl.load(BLOCK_TABLE + keys // block_size,   # the one new line
-                        mask=keys < context_len, other=0)
+        rows = key_rows(BLOCK_TABLE, keys, block_size, context_len)   # the one change
         m_i, l_i, acc = attend_keys(
-            q, query, K, V, block * block_size + keys % block_size, keys, kv_head,
+            q, query, K, V, rows, keys, kv_head,
             stride_kt, stride_kh, num_queries, context_len, first_key, key_end,
             m_i, l_i, acc, scale, HEAD_DIM, BLOCK_D, PRECISION)
     store_rows(O, acc, l_i, query, head, row_ok, stride_ot, stride_oh,

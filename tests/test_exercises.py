@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import triton
+import triton.language as tl
 
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
-from minicb.tools.exercises import (EXERCISES, CheckFailed, check, engine_function, load_stub,
-                                    progress, swapped_in)
+from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, check, engine_function,
+                                    load_stub, progress, swapped_in)
 
 
 @pytest.mark.parametrize("name", EXERCISES)
@@ -70,6 +72,67 @@ def next_batch_ignoring_time(self):
     if len(self.waiting) < self.config.max_batch_size:
         return []
     return [self.waiting.popleft() for _ in range(self.config.max_batch_size)]
+
+
+def allocate_from_the_back(self, request, num_tokens):
+    """Wrong: the same number of blocks, each taken from the back of the free list."""
+    table = self.block_tables.setdefault(request, [])
+    while len(table) < self.blocks_for(num_tokens):
+        table.append(self.free_blocks.pop())
+
+
+@triton.jit
+def attend_block_without_rescaling(q, k, v, visible, m_i, l_i, acc, scale, PRECISION: tl.constexpr):
+    """Wrong: what earlier blocks summed is never rescaled to the new maximum."""
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    s = tl.where(visible, s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.exp(s - m_safe[:, None])
+    return m_new, l_i + tl.sum(p, 1), acc + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+
+
+@triton.jit
+def key_rows_ignoring_the_table(BLOCK_TABLE, keys, block_size, context_len):
+    """Wrong: as if the sequence's blocks were the pool's first, in order."""
+    return keys
+
+
+def combine_by_averaging(parts, lse, dtype):
+    """Wrong: every range weighs the same, however many keys it saw."""
+    return parts.mean(0).to(dtype)
+
+
+def rms_norm_forgetting_the_residual(x, residual, weight, eps):
+    """Wrong: the row is normalised before the residual is added."""
+    from minicb.kernels import reference
+    out, _ = reference.add_rms_norm(x, None, weight, eps)
+    return out, x if residual is None else x + residual
+
+
+@pytest.mark.parametrize("name,function,message", [
+    ("block_allocation", allocate_from_the_back,
+     r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
+     r"code gives it \[0, 1, .*, 13\] \(new blocks come from the front of the free list, in order\)"),
+    ("online_softmax", attend_block_without_rescaling,
+     r"online_softmax \(float32, 1 queries over 37 keys, 4/2 heads\): element \[0, \d, \d+\] is "
+     r"-?[\d.e-]+, the reference -?[\d.e-]+ \(\d+ of 64 elements outside atol 1e-05, rtol 0.0001\)"),
+    ("paged_rows", key_rows_ignoring_the_table,
+     r"paged_rows \(float32, blocks of 1, a prompt, a chunk and decodes\): element \[0, 0, \d+\]"),
+    ("combine_splits", combine_by_averaging,
+     r"combine_splits \(float32, 3 ranges, some empty\): element \[\d, \d, \d+\]"),
+    ("rms_norm", rms_norm_forgetting_the_residual,
+     r"rms_norm \(float32, 3 rows of 64, with a residual\): output 0 element \[0, \d+\]"),
+])
+def test_a_wrong_answer_breaks_the_exercise_s_own_rule(llama, name, function, message):
+    with pytest.raises(CheckFailed, match=message):
+        check(name, function, llama)
+
+
+def test_each_kernel_stub_says_it_is_not_started():
+    for name in ("online_softmax", "paged_rows", "combine_splits", "rms_norm"):
+        with pytest.raises(NotStarted, match=f"{name}: not written yet"):
+            check(name, load_stub(EXERCISES[name]))
 
 
 @pytest.mark.parametrize("name,function,message", [
@@ -170,3 +233,21 @@ def test_each_notebook_is_course_material_and_links_its_exercises():
         assert cells[-1].startswith("## Try this"), path.name
         linked |= set(re.findall(r"\]\(exercises/(\w+)\.py\)", cells[-1]))
     assert linked == set(EXERCISES)
+
+
+def test_every_exercise_has_hints_in_tiers_asked_for_one_at_a_time():
+    from minicb.tools.hints import HINTS, hint
+    assert set(HINTS) == set(EXERCISES) and all(len(tiers) >= 2 for tiers in HINTS.values())
+    assert hint("block_allocation", 1).startswith("block_allocation, hint 1 of 3 (--hint 2 for the next)")
+    assert "the last" in hint("block_allocation", 3) and "popleft" in hint("block_allocation", 3)
+    with pytest.raises(ValueError, match="block_allocation has hints 1 to 3, not 4"):
+        hint("block_allocation", 4)
+    asked = subprocess.run([sys.executable, "-m", "minicb", "check", "paged_rows", "--hint", "2"],
+                           capture_output=True, text=True)
+    assert asked.returncode == 0 and asked.stdout.startswith("paged_rows, hint 2 of 3")
+
+
+def test_four_of_the_exercises_are_kernels_in_chapters_1_5_and_8():
+    from minicb.tools.exercises import KernelExercise
+    kernels = {e.name: e.chapter for e in EXERCISES.values() if isinstance(e, KernelExercise)}
+    assert kernels == dict(online_softmax=1, paged_rows=5, combine_splits=5, rms_norm=8)

@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     exercise.add_argument("--reference", action="store_true",
                           help="check the engine's own code instead of yours (without a "
                           "name: every exercise)")
+    exercise.add_argument("--hint", type=int, nargs="?", const=1, default=None, metavar="TIER",
+                          help="a hint for the named exercise: tier 1, or the tier given")
     exercise.add_argument("--file", default=None,
                           help="your function's file (default: notebooks/exercises/NAME.py)")
     return parser

@@ -20,12 +20,15 @@ reference solution is the engine's own code.
     python -m minicb check admission          # your notebooks/exercises/admission.py
     python -m minicb check --reference        # the engine's own code, every exercise
     python -m minicb check                    # your progress: every exercise's state
+    python -m minicb check admission --hint   # a hint (--hint 2, --hint 3: the next ones)
 """
 import importlib
 import importlib.util
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import torch
 
 from ..checkpoint import make_tiny_checkpoint
 from ..executors.simulated import VirtualClock
@@ -33,6 +36,8 @@ from ..llm import LLMEngine
 from ..sampling import SamplingParams
 from ..stages.continuous import SlotManager
 from ..stages.paged import BlockManager
+from .hints import hint
+from .kernel_cases import CASES
 from .workload import synthetic_workload
 
 STUBS = Path(__file__).resolve().parents[2] / "notebooks" / "exercises"
@@ -71,6 +76,23 @@ class Exercise:
 def exercise(name, chapter, target, task, engine, sampling=None, **workload) -> Exercise:
     engines = (engine,) if isinstance(engine, dict) else tuple(engine)
     return Exercise(name, chapter, target, task, engines, workload, sampling or {})
+
+
+@dataclass(frozen=True)
+class KernelExercise:
+    """A Triton function or kernel the student writes: swapped in where the
+    engine's kernels call it (``target``, and the same name in ``also``, modules
+    that import it), then the kernels run in Triton's interpreter against their
+    naive references on ``cases`` (minicb/tools/kernel_cases.py)."""
+    name: str
+    chapter: int
+    target: str
+    task: str
+    cases: str
+    also: tuple = ()
+
+    stub = Exercise.stub
+    function_name = Exercise.function_name
 
 
 SCHEDULER, PAGED = "minicb.stages.iteration:Scheduler", "minicb.stages.paged"
@@ -132,6 +154,15 @@ EXERCISES = {e.name: e for e in [
              "admit only every schedule_interval steps, and when enough wait",
              dict(engine="continuous", max_num_seqs=4, schedule_interval=3,
                   waiting_served_ratio=1.5), num_requests=20, qps=300.0),
+    KernelExercise("online_softmax", 1, "minicb.kernels.tile:attend_block",
+                   "one key block folded into a tile's running max, sum and output (Triton)",
+                   "attention", also=("minicb.kernels.online_softmax",)),
+    KernelExercise("paged_rows", 5, "minicb.kernels.paged_attention:key_rows",
+                   "the cache rows of a tile's keys, through the block table (Triton)", "paged"),
+    KernelExercise("combine_splits", 5, "minicb.kernels.paged_attention:combine_splits",
+                   "merge split-KV's ranges by their log-sum-exps (a Triton kernel)", "combine"),
+    KernelExercise("rms_norm", 8, "minicb.kernels.norm:add_rms_norm",
+                   "the residual add and RMSNorm in one pass (a Triton kernel)", "norm"),
 ]}
 # ANCHOR_END: exercises
 
@@ -183,6 +214,8 @@ def check(name: str, function=None, checkpoint=None) -> str:
     own, swapped in the same way) and compare with the engine's own run. Returns
     a line saying what matched; raises CheckFailed saying where it did not."""
     ex = EXERCISES[name]
+    if isinstance(ex, KernelExercise):
+        return check_kernel(ex, function or engine_function(ex))
     checkpoint = checkpoint or tiny_checkpoint()
     for options in ex.engines:
         label = name + settings(ex, options)
@@ -193,6 +226,53 @@ def check(name: str, function=None, checkpoint=None) -> str:
     return (f"{name}: passed. The same {len(got.steps)} steps as the engine's "
             f"own code, and each of the {len(got.tokens)} requests got its tokens.")
 # ANCHOR_END: check
+
+
+# ANCHOR: check_kernel
+def check_kernel(ex: KernelExercise, yours) -> str:
+    """The engine's kernels with ``yours`` swapped in, against their naive
+    references, case by case; CheckFailed names the first element that differs."""
+    cases = CASES[ex.cases]()
+    with ExitStack() as stack:
+        for module in (ex.target.partition(":")[0], *ex.also):
+            stack.enter_context(swapped_in(f"{module}:{ex.function_name}", yours))
+        for label, kernel, naive, tolerance in cases:
+            try:
+                got = kernel()
+            except Exception as raised:
+                error = innermost(raised)          # the interpreter wraps what a kernel raised
+                if isinstance(error, NotImplementedError):
+                    raise NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in "
+                                     f"{source_file(yours, ex)} (it still raises "
+                                     f"NotImplementedError)") from None
+                raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
+                                  f"{type(error).__name__}: {error}") from raised
+            compare_tensors(f"{ex.name} ({label})", got, naive(), tolerance)
+    return (f"{ex.name}: passed. All {len(cases)} cases equal the naive reference "
+            f"within their dtype's tolerance.")
+
+
+def innermost(error: BaseException) -> BaseException:
+    while error.__cause__ is not None or error.__context__ is not None:
+        error = error.__cause__ or error.__context__
+    return error
+
+
+def compare_tensors(label: str, got, want, tolerance: dict):
+    """CheckFailed naming the first element outside atol + rtol * |reference|."""
+    for i, (have, need) in enumerate(zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want)))):
+        output = f" output {i}" if isinstance(want, tuple) else ""
+        if not isinstance(have, torch.Tensor) or have.shape != need.shape:
+            raise CheckFailed(f"{label}:{output} got {getattr(have, 'shape', type(have).__name__)}, "
+                              f"the reference has shape {tuple(need.shape)}")
+        have, need = have.float(), need.float()
+        bad = ~((have - need).abs() <= tolerance["atol"] + tolerance["rtol"] * need.abs())
+        if bad.any():
+            index = tuple(int(j) for j in bad.nonzero()[0])
+            raise CheckFailed(f"{label}:{output} element {list(index)} is {have[index]:.6g}, the "
+                              f"reference {need[index]:.6g} ({int(bad.sum())} of {bad.numel()} "
+                              f"elements outside atol {tolerance['atol']}, rtol {tolerance['rtol']})")
+# ANCHOR_END: check_kernel
 
 
 def source_file(function, ex: Exercise) -> str:
@@ -232,6 +312,7 @@ class Run:
     tpot: dict              # request id -> seconds on the check's virtual clock
     steps: list             # (kind, requests run, tokens fed, KV reserved) per step
     preemptions: int
+    tables: list = field(default_factory=list)   # stage 5: each request's blocks, per step
 
 
 def run(ex: Exercise, checkpoint, options: dict) -> Run:
@@ -241,7 +322,7 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
     with swapped_in("minicb.executors.plain:Executor.clock", VirtualClock()):
         engine = LLMEngine(checkpoint, **options)
     pending = sorted(zip(workload.arrival_times, range(len(workload.prompts))))
-    requests, clock = {}, engine.clock
+    requests, clock, tables = {}, engine.clock, []
     deadline = max(workload.arrival_times) + STRANDED_AFTER
     with engine.stage.measuring() as steps:
         while pending or engine.has_unfinished_requests():
@@ -264,6 +345,7 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                 raise
             if len(steps) > ran:
                 invariant_problems(engine.stage, steps)
+                tables.append(block_tables(engine.stage))
                 clock.sleep(STEP_SECONDS)
             elif pending and not engine.has_unfinished_requests():
                 clock.sleep(pending[0][0] - clock())       # idle until the next arrival
@@ -276,7 +358,15 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                {i: r.finish_reason for i, r in requests.items()},
                {i: r.metrics.tpot for i, r in requests.items()},
                [(s.kind, [r for r in s.rows if r is not None], s.num_tokens, s.kv_reserved)
-                for s in steps], sum(r.num_preemptions for r in requests.values()))
+                for s in steps], sum(r.num_preemptions for r in requests.values()), tables)
+
+
+def block_tables(stage) -> dict | None:
+    """Stage 5: which blocks each request holds, in order (None elsewhere)."""
+    kv = getattr(stage, "kv", None)
+    if not isinstance(kv, BlockManager):
+        return None
+    return {r.request_id: list(table) for r, table in kv.block_tables.items()}
 
 
 def invariant_problems(stage, steps: list):
@@ -337,6 +427,13 @@ def compare(name: str, expected: Run, got: Run):
         if want != have:
             raise CheckFailed(f"{name}: step {i + 1} differs. The engine's own code ran "
                               f"{describe(want)}; with yours it ran {describe(have)}")
+    for i, (want, have) in enumerate(zip(expected.tables, got.tables)):
+        if want != have:
+            rid = next(r for r in sorted(set(want) | set(have)) if want.get(r) != have.get(r))
+            raise CheckFailed(f"{name}: after step {i + 1}, request {rid} holds blocks "
+                              f"{have.get(rid, [])}; the engine's own code gives it "
+                              f"{want.get(rid, [])} (new blocks come from the front of the "
+                              f"free list, in order)")
     if len(expected.steps) != len(got.steps):
         raise CheckFailed(f"{name}: the engine's own code took {len(expected.steps)} steps; "
                           f"with yours, {len(got.steps)}")
@@ -399,6 +496,11 @@ def main(args) -> int:
         return 0
     if args.name is not None and args.name not in EXERCISES:
         raise ValueError(f"no exercise {args.name!r}; --list names them: {', '.join(EXERCISES)}")
+    if args.hint is not None:
+        if args.name is None:
+            raise ValueError("--hint needs an exercise's name: check NAME --hint")
+        print(hint(args.name, args.hint))
+        return 0
     if args.name is None and not args.reference:
         lines, failing = progress()
         print("\n".join(lines))
