@@ -30,9 +30,12 @@ def test_each_stub_fails_saying_it_is_not_written_and_where(llama, name):
         check(name, load_stub(ex), llama)
 
 
-def test_each_exercise_covers_chapters_1_to_6_at_least_twice():
+def test_at_least_24_exercises_cover_every_chapter_four_of_them_kernels():
+    from minicb.tools.exercises import KernelExercise
     chapters = [e.chapter for e in EXERCISES.values()]
-    assert len(chapters) >= 12 and all(chapters.count(c) >= 2 for c in range(1, 7))
+    assert len(chapters) >= 24 and set(chapters) == set(range(1, 12))
+    assert all(chapters.count(c) >= 2 for c in range(1, 7))
+    assert sum(isinstance(e, KernelExercise) for e in EXERCISES.values()) >= 4
 
 
 def admit_skipping_the_head(self, budget):
@@ -110,7 +113,69 @@ def rms_norm_forgetting_the_residual(x, residual, weight, eps):
     return out, x if residual is None else x + residual
 
 
+def stop_reason_without_stop_tokens(request, token):
+    """Wrong: the request's stop tokens are never looked at."""
+    if token in request.eos_token_ids and not request.params.ignore_eos:
+        return "eos"
+    return "length" if len(request.output_token_ids) >= request.params.max_tokens else None
+
+
+def keep_top_p_unfiltered(probs, top_p):
+    """Wrong: nothing is dropped."""
+    return probs
+
+
+def right_padded(token_lists):
+    """Wrong: the padding goes after the tokens."""
+    longest = max(len(tokens) for tokens in token_lists)
+    pad_lens = [longest - len(tokens) for tokens in token_lists]
+    ids = [tokens + [0] * pad for pad, tokens in zip(pad_lens, token_lists)]
+    positions = [list(range(longest)) for _ in token_lists]
+    return ids, positions, pad_lens
+
+
+def next_batch_unsorted(self):
+    """Wrong: bucket_by_length ignored."""
+    size = min(len(self.waiting), self.config.max_batch_size)
+    return [self.waiting.popleft() for _ in range(size)]
+
+
+def last_fit(self, request):
+    """Wrong: the last hole that fits, not the first."""
+    size = self.slot_size(request)
+    fitting = [i for i, hole in enumerate(self.holes) if len(hole) >= size]
+    return fitting[-1] if fitting else None
+
+
+def preempt_to_the_back(self, request):
+    """Wrong: the preempted request goes to the back of the queue."""
+    self.running.remove(request)
+    self.kv.free(request)
+    request.num_computed_tokens = 0
+    request.num_preemptions += 1
+    self.num_preemptions += 1
+    self.preempted = True
+    self.waiting.append(request)
+
+
+def admission_open_never_resetting(self):
+    """Wrong: the count of steps since the last admission never goes back to 0."""
+    self.steps_since_admission += 1
+    return not self.running or (
+        self.steps_since_admission >= self.config.schedule_interval
+        and len(self.waiting) >= self.config.waiting_served_ratio * len(self.running))
+
+
 @pytest.mark.parametrize("name,function,message", [
+    ("stop_reason", stop_reason_without_stop_tokens, r"stop_reason: (step \d+ differs|request \d+ got)"),
+    ("top_p", keep_top_p_unfiltered, r"top_p: request \d+ got \[.*\] \(length\); the engine's own"),
+    ("left_padding", right_padded, r"left_padding: request \d+ got"),
+    ("static_batches", next_batch_unsorted, r"static_batches: step \d+ differs"),
+    ("first_fit", last_fit, r"first_fit: after step \d+, request \d+ holds cache rows \[start, stop\) "
+     r"\(\d+, \d+\); the engine's own code gives it \(\d+, \d+\) \(a slot goes in the first hole "
+     r"it fits\)"),
+    ("preemption", preempt_to_the_back, r"preemption: (step \d+ differs|after step \d+)"),
+    ("admission_trigger", admission_open_never_resetting, r"admission_trigger: step \d+ differs"),
     ("block_allocation", allocate_from_the_back,
      r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
      r"code gives it \[0, 1, .*, 13\] \(new blocks come from the front of the free list, in order\)"),
@@ -127,6 +192,83 @@ def rms_norm_forgetting_the_residual(x, residual, weight, eps):
 def test_a_wrong_answer_breaks_the_exercise_s_own_rule(llama, name, function, message):
     with pytest.raises(CheckFailed, match=message):
         check(name, function, llama)
+
+
+def judge_ignoring_the_spread(left, op, right, others_cores=None):
+    """Wrong: any difference of the medians decides the claim."""
+    from statistics import median
+    from minicb.tools.claims import Verdict, samples, spread
+    left, right = samples(left), samples(right)
+    gap = median(right) - median(left) if op == "<" else median(left) - median(right)
+    return Verdict(gap > 0, median(left), median(right), spread(left) + spread(right))
+
+
+def percentiles_by_rank(values):
+    """Wrong: the nearest rank, not interpolated."""
+    ordered = sorted(values) or [float("nan")]
+    at = lambda q: float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])   # noqa: E731
+    return dict(mean=sum(ordered) / len(ordered), p50=at(0.5), p90=at(0.9), p99=at(0.99))
+
+
+def take_without_holding_back(self, final):
+    """Wrong: everything pending goes out at once, a stop string's start included."""
+    piece, self.pending = self.pending, ""
+    return piece
+
+
+def vocab_share_unpadded(weight, rank, n):
+    """Wrong: the last rank's share is as short as its range."""
+    import math
+    from torch import nn
+    share = math.ceil(weight.shape[0] / n)
+    start = min(rank * share, weight.shape[0])
+    end = min(start + share, weight.shape[0])
+    return start, end, nn.Parameter(weight[start:end].clone(), requires_grad=False)
+
+
+def collective_bytes_once_per_layer(cfg, num_tokens, num_sampled, n, bytes_per_value):
+    """Wrong: one all-reduce per layer, not one after attention and one after the MLP."""
+    import math
+    row = cfg.hidden_size * bytes_per_value
+    return dict(all_reduce=(1 + cfg.num_hidden_layers) * num_tokens * row,
+                all_gather=num_sampled * math.ceil(cfg.vocab_size / n) * bytes_per_value)
+
+
+def step_seconds_adding_bytes_and_flops(hw, shape, bytes_per_value, sequences, sampled):
+    """Wrong: memory and arithmetic added, as if a GPU could not overlap them."""
+    new = sum(n for n, _ in sequences)
+    cached = sum(c - n for n, c in sequences)
+    memory = shape.params * bytes_per_value + (cached + new) * shape.kv_bytes_per_token(bytes_per_value)
+    pairs = sum(n * (c - n) + n * (n + 1) // 2 for n, c in sequences)
+    flops = (2 * shape.layers * shape.layer_params * new + 2 * shape.vocab * shape.hidden * sampled
+             + 4 * shape.layers * shape.heads * shape.head_dim * pairs)
+    return (memory / (hw.bandwidth * hw.bandwidth_fraction) + flops / (hw.flops * hw.flops_fraction)
+            + hw.step_overhead + hw.sequence_overhead * len(sequences)
+            + hw.token_overhead * new + hw.cached_token_overhead * cached)
+
+
+def kv_budget_of_the_whole_gpu(hw, shape, bytes_per_value, utilization=0.9):
+    """Wrong: utilization forgotten."""
+    return hw.memory - shape.params * bytes_per_value
+
+
+@pytest.mark.parametrize("name,function,message", [
+    ("claim_verdict", judge_ignoring_the_spread,
+     r"claim_verdict \(within the spread\): yours gives \(True, 1.2, 1.5, 1.2\d*\); the engine's "
+     r"own code gives \(None, 1.2, 1.5, 1.2\d*\)"),
+    ("percentiles", percentiles_by_rank, r"percentiles \(two values\): yours gives \{'mean': 2.0, "),
+    ("stop_holdback", take_without_holding_back,
+     r"stop_holdback \(a stop split across pieces\): yours gives \['abc E', 'N', 'D tail', ''\]; "
+     r"the engine's own code gives \['abc', ' ', '', ''\]"),
+    ("vocab_share", vocab_share_unpadded, r"vocab_share \(10 tokens, rank 2 of 3\): yours gives "
+     r"\(8, 10, \(2, 3\), "),
+    ("collective_bytes", collective_bytes_once_per_layer, r"collective_bytes \(1 tokens, 1 sampled"),
+    ("step_cost", step_seconds_adding_bytes_and_flops, r"step_cost \(one decode\): yours gives "),
+    ("kv_budget", kv_budget_of_the_whole_gpu, r"kv_budget \(OPT-13B on an A100 40 GB\): yours gives "),
+])
+def test_a_wrong_function_is_caught_on_the_case_that_shows_it(name, function, message):
+    with pytest.raises(CheckFailed, match=message):
+        check(name, function)
 
 
 def test_each_kernel_stub_says_it_is_not_started():
@@ -213,7 +355,7 @@ def test_progress_names_each_exercise_with_its_state_and_fails_while_a_started_o
 def test_each_chapter_ends_with_its_exercises():
     lessons = Path(__file__).resolve().parents[1] / "lessons"
     for ex in EXERCISES.values():
-        chapter = next(lessons.glob(f"0{ex.chapter}_*.md")).read_text()
+        chapter = next(lessons.glob(f"{ex.chapter:02d}_*.md")).read_text()
         listed = chapter.split("\n## Exercises\n", 1)[-1]
         assert "\n## Exercises\n" in chapter and f"- `{ex.name}`:" in listed, ex.name
         assert (Path(__file__).resolve().parents[1] / "notebooks" / "exercises" /

@@ -36,6 +36,8 @@ from ..llm import LLMEngine
 from ..sampling import SamplingParams
 from ..stages.continuous import SlotManager
 from ..stages.paged import BlockManager
+from .function_cases import CASES as FUNCTION_CASES
+from .function_cases import same
 from .hints import hint
 from .kernel_cases import CASES
 from .workload import synthetic_workload
@@ -95,6 +97,22 @@ class KernelExercise:
     function_name = Exercise.function_name
 
 
+@dataclass(frozen=True)
+class FunctionExercise:
+    """A function of the engine that no stage's step runs (a claim's verdict, a
+    metric, the server's holdback, a tensor-parallel share, the cost model):
+    each of its ``cases`` (minicb/tools/function_cases.py) is called with the
+    student's function swapped in and with the engine's own, and compared."""
+    name: str
+    chapter: int
+    target: str
+    task: str
+    cases: str
+
+    stub = Exercise.stub
+    function_name = Exercise.function_name
+
+
 SCHEDULER, PAGED = "minicb.stages.iteration:Scheduler", "minicb.stages.paged"
 # ANCHOR: exercises
 EXERCISES = {e.name: e for e in [
@@ -127,9 +145,10 @@ EXERCISES = {e.name: e for e in [
              num_requests=16, prompt_len=(4, 40), qps=2000.0),
     exercise("first_fit", 4, "minicb.stages.continuous:SlotManager.first_fit",
              "find the first hole a request's contiguous slot fits in",
-             dict(engine="continuous", max_num_seqs=6, kv_reservation="oracle",
-                  kv_cache_memory_bytes=120 * TINY_KV_BYTES), num_requests=16,
-             prompt_len=(4, 24), output_len=(4, 24), qps=300.0),
+             # sized so that finished slots leave several holes a newcomer fits in
+             dict(engine="continuous", max_num_seqs=8, kv_reservation="oracle",
+                  kv_cache_memory_bytes=240 * TINY_KV_BYTES), num_requests=24,
+             prompt_len=(2, 20), output_len=(1, 40), qps=400.0),
     exercise("block_allocation", 5, f"{PAGED}:BlockManager.allocate",
              "grow a request's block table to cover its tokens",
              dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=64),
@@ -163,6 +182,23 @@ EXERCISES = {e.name: e for e in [
                    "merge split-KV's ranges by their log-sum-exps (a Triton kernel)", "combine"),
     KernelExercise("rms_norm", 8, "minicb.kernels.norm:add_rms_norm",
                    "the residual add and RMSNorm in one pass (a Triton kernel)", "norm"),
+    FunctionExercise("claim_verdict", 7, "minicb.tools.claims:judge",
+                     "decide a claim about time from interleaved repeats, or leave it undecided",
+                     "judge"),
+    FunctionExercise("percentiles", 7, "minicb.metrics:percentiles",
+                     "a run's mean, p50, p90 and p99 of a list of times", "percentiles"),
+    FunctionExercise("stop_holdback", 9, "minicb.tools.server:TextStream.take",
+                     "stream only text no stop string can still claim", "text_stream"),
+    FunctionExercise("vocab_share", 10, "minicb.executors.parallel:vocab_share",
+                     "one rank's rows of the vocabulary, padded to an equal share", "vocab_share"),
+    FunctionExercise("collective_bytes", 10, "minicb.executors.parallel:collective_bytes",
+                     "the bytes a tensor-parallel forward pass hands its collectives",
+                     "collectives"),
+    FunctionExercise("step_cost", 11, "minicb.costmodel:step_seconds",
+                     "a step's predicted time: the slower of its bytes and its FLOPs, plus "
+                     "overheads", "step"),
+    FunctionExercise("kv_budget", 11, "minicb.costmodel:kv_budget",
+                     "the KV memory a GPU leaves once the weights are in", "budget"),
 ]}
 # ANCHOR_END: exercises
 
@@ -216,6 +252,8 @@ def check(name: str, function=None, checkpoint=None) -> str:
     ex = EXERCISES[name]
     if isinstance(ex, KernelExercise):
         return check_kernel(ex, function or engine_function(ex))
+    if isinstance(ex, FunctionExercise):
+        return check_function(ex, function or engine_function(ex))
     checkpoint = checkpoint or tiny_checkpoint()
     for options in ex.engines:
         label = name + settings(ex, options)
@@ -250,6 +288,30 @@ def check_kernel(ex: KernelExercise, yours) -> str:
             compare_tensors(f"{ex.name} ({label})", got, naive(), tolerance)
     return (f"{ex.name}: passed. All {len(cases)} cases equal the naive reference "
             f"within their dtype's tolerance.")
+
+
+# ANCHOR: check_function
+def check_function(ex: FunctionExercise, yours) -> str:
+    """Each case with ``yours`` swapped in, then with the engine's own; CheckFailed
+    names the first case whose results differ."""
+    cases = FUNCTION_CASES[ex.cases]()
+    for label, call, promised in cases:
+        with swapped_in(ex.target, yours):
+            try:
+                got = promised(call())
+            except NotImplementedError:
+                raise NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in "
+                                 f"{source_file(yours, ex)} (it still raises "
+                                 f"NotImplementedError)") from None
+            except Exception as error:
+                raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
+                                  f"{type(error).__name__}: {error}") from error
+        want = promised(call())
+        if not same(got, want):
+            raise CheckFailed(f"{ex.name} ({label}): yours gives {got!r}; the engine's own "
+                              f"code gives {want!r}")
+    return f"{ex.name}: passed. All {len(cases)} cases give what the engine's own code gives."
+# ANCHOR_END: check_function
 
 
 def innermost(error: BaseException) -> BaseException:
@@ -312,7 +374,7 @@ class Run:
     tpot: dict              # request id -> seconds on the check's virtual clock
     steps: list             # (kind, requests run, tokens fed, KV reserved) per step
     preemptions: int
-    tables: list = field(default_factory=list)   # stage 5: each request's blocks, per step
+    tables: list = field(default_factory=list)   # stages 4-5: where each request's K/V is, per step
 
 
 def run(ex: Exercise, checkpoint, options: dict) -> Run:
@@ -345,7 +407,7 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                 raise
             if len(steps) > ran:
                 invariant_problems(engine.stage, steps)
-                tables.append(block_tables(engine.stage))
+                tables.append(kv_layout(engine.stage))
                 clock.sleep(STEP_SECONDS)
             elif pending and not engine.has_unfinished_requests():
                 clock.sleep(pending[0][0] - clock())       # idle until the next arrival
@@ -361,12 +423,15 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                 for s in steps], sum(r.num_preemptions for r in requests.values()), tables)
 
 
-def block_tables(stage) -> dict | None:
-    """Stage 5: which blocks each request holds, in order (None elsewhere)."""
+def kv_layout(stage) -> dict | None:
+    """Where each request's K/V lives: stage 5's blocks, in order, or stage 4's
+    slot of cache rows (None for stages 1-3)."""
     kv = getattr(stage, "kv", None)
-    if not isinstance(kv, BlockManager):
-        return None
-    return {r.request_id: list(table) for r, table in kv.block_tables.items()}
+    if isinstance(kv, BlockManager):
+        return {r.request_id: list(table) for r, table in kv.block_tables.items()}
+    if isinstance(kv, SlotManager):
+        return {r.request_id: (rows.start, rows.stop) for r, rows in kv.slot_of.items()}
+    return None
 
 
 def invariant_problems(stage, steps: list):
@@ -430,10 +495,12 @@ def compare(name: str, expected: Run, got: Run):
     for i, (want, have) in enumerate(zip(expected.tables, got.tables)):
         if want != have:
             rid = next(r for r in sorted(set(want) | set(have)) if want.get(r) != have.get(r))
-            raise CheckFailed(f"{name}: after step {i + 1}, request {rid} holds blocks "
-                              f"{have.get(rid, [])}; the engine's own code gives it "
-                              f"{want.get(rid, [])} (new blocks come from the front of the "
-                              f"free list, in order)")
+            what, rule = (("blocks", "new blocks come from the front of the free list, in "
+                           "order") if isinstance([*want.values(), *have.values()][0], list) else
+                          ("cache rows [start, stop)", "a slot goes in the first hole it fits"))
+            raise CheckFailed(f"{name}: after step {i + 1}, request {rid} holds {what} "
+                              f"{have.get(rid)}; the engine's own code gives it "
+                              f"{want.get(rid)} ({rule})")
     if len(expected.steps) != len(got.steps):
         raise CheckFailed(f"{name}: the engine's own code took {len(expected.steps)} steps; "
                           f"with yours, {len(got.steps)}")

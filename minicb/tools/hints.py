@@ -128,6 +128,55 @@ HINTS = {
         "Round the normalised row to x's dtype before multiplying by the weight, as the "
         "plain model does; a block of tl.next_power_of_2(hidden) columns covers a row.",
     ],
+    "claim_verdict": [
+        "Order the two sides so that the claim says the low side is lower: then the gap "
+        "between their medians must be positive and larger than the margin.",
+        "A single number is a fixed bound: no spread, no repeats needed (claims.samples "
+        "and claims.is_bound tell them apart). The margin adds the two sides' ranges.",
+        "Undecided first (too few repeats, a busy machine, a gap within the margin), then "
+        "Verdict(gap > 0, median(left), median(right), margin).",
+    ],
+    "percentiles": [
+        "numpy does the interpolation: np.percentile's default is the one asked for.",
+        "Convert to a float array first; an empty list has no percentiles, so every "
+        "entry is nan.",
+        "Return plain Python floats: float(v.mean()), float(np.percentile(v, 50)), ...",
+    ],
+    "stop_holdback": [
+        "Only the tail of the pending text can still turn into a stop string: everything "
+        "before it is safe to send now.",
+        "How long a tail? One character shorter than the longest stop string "
+        "(self.hold). When the stream has stopped or is final, no tail waits.",
+        "end = max(0, len(self.pending) - keep); send pending[:end], keep pending[end:].",
+    ],
+    "vocab_share": [
+        "Every rank's share is the same size, ceil(vocab / n); the last ranks may hold "
+        "fewer real rows, or none.",
+        "Clamp start and end to the vocabulary; copy weight[start:end] into the top of a "
+        "zero tensor of the share's shape (weight.new_zeros keeps dtype and device).",
+        "Return start, end and nn.Parameter(rows, requires_grad=False).",
+    ],
+    "collective_bytes": [
+        "Count tensors, then bytes: how many all-reduces does a forward pass make, and "
+        "how big is each?",
+        "One after the embedding, then two per layer (attention, MLP), each [tokens, "
+        "hidden] values; one all-gather of [sampled, share of the vocabulary].",
+        "all_reduce = (1 + 2 x layers) x tokens x hidden x bytes; all_gather = sampled x "
+        "ceil(vocab / n) x bytes.",
+    ],
+    "step_cost": [
+        "A roofline: the step is bound by memory or by arithmetic, whichever is slower; "
+        "the overheads come on top.",
+        "shape.params counts every weight; shape.kv_bytes_per_token(bytes) a token's K/V "
+        "over all layers; a sequence (n, c) caches c - n tokens and writes n.",
+        "Query i of n new ones in a context ending at c sees c - n + i + 1 keys: a "
+        "sequence's pairs are n x (c - n) + n x (n + 1) / 2.",
+    ],
+    "kv_budget": [
+        "The engine's share of the GPU first, then the weights out of it.",
+        "hw.memory is in bytes; the weights are shape.params values of bytes_per_value.",
+        "hw.memory x utilization - shape.params x bytes_per_value.",
+    ],
 }
 
 
