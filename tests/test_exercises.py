@@ -393,3 +393,12 @@ def test_four_of_the_exercises_are_kernels_in_chapters_1_5_and_8():
     from minicb.tools.exercises import KernelExercise
     kernels = {e.name: e.chapter for e in EXERCISES.values() if isinstance(e, KernelExercise)}
     assert kernels == dict(online_softmax=1, paged_rows=5, combine_splits=5, rms_norm=8)
+
+
+def test_each_notebook_s_question_links_its_answer_and_the_answers_cover_every_notebook():
+    notebooks = Path(__file__).resolve().parents[1] / "notebooks"
+    answers = (notebooks / "answers.md").read_text()
+    for path in sorted(notebooks.glob("[01]*.ipynb")):
+        question = "".join(json.loads(path.read_text())["cells"][1]["source"])
+        assert "**Before you run it:**" in question and "](answers.md)" in question, path.name
+        assert f"\n## {path.stem}: " in answers, path.stem
