@@ -179,6 +179,9 @@ class LLMEngine:
         if len(ids) + max_tokens > self.config.max_model_len:
             raise ValueError(f"{label}: prompt of {len(ids)} tokens + max_tokens {max_tokens} "
                              f"exceeds max_model_len {self.config.max_model_len}")
+        vocab_size = self.executor.config.vocab_size
+        if all(type(t) is int for t in ids) and 0 <= min(ids) and max(ids) < vocab_size:
+            return list(ids)        # plain ints in range: checked without a call per token
         return [self.check_token_id(label, t) for t in ids]
 
     def free_request_id(self, label, request_id) -> str:
