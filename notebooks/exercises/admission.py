@@ -6,16 +6,15 @@ three things allow it. Check: ``python -m minicb check admission``.
 
 
 def admit(self, budget: int) -> list:
-    """Admit from the head of ``self.waiting`` (a deque) while fewer than
-    ``self.config.max_num_seqs`` requests are in ``self.running``, and while the
-    head fits: ``n = self.reserve(request, budget)`` gives how many of its tokens
-    run this step, with KV memory allocated for them, or 0 if they do not fit.
+    """Move waiting requests (``self.waiting``, a deque, oldest first) into
+    ``self.running`` for this step, and return the admitted (request, n) pairs,
+    n being the tokens each computes this step. The rules:
 
-    Never skip the head: stop at the first request that does not fit. Move each
-    admitted request to the end of ``self.running`` and spend its n tokens from
-    ``budget``. Return the admitted (request, n) pairs.
-
-    The engine first asks ``self.admission_open()`` and admits nobody when it says
-    no (chapter 6's knobs); do the same.
+    - first come, first served: no request is admitted before one that waited
+      longer, so a head that does not fit stops admission;
+    - at most ``self.config.max_num_seqs`` requests run, and the admitted ones'
+      tokens fit in ``budget``; ``self.reserve(request, budget)`` says how many
+      tokens a request gets (0: it does not fit) and holds its KV memory;
+    - nobody is admitted when ``self.admission_open()`` says no (chapter 6).
     """
     raise NotImplementedError

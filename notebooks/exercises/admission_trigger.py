@@ -7,14 +7,11 @@ waiting_served_ratio, lmdeploy's interval). Check:
 
 
 def admission_open(self) -> bool:
-    """Called once before each step's admission. Count this step:
-    ``self.steps_since_admission += 1``. Admission is open when nothing is running
-    (``self.running`` is empty), or when both
-
-    - at least ``self.config.schedule_interval`` steps have passed since it was
-      last open, and
-    - ``len(self.waiting) >= self.config.waiting_served_ratio * len(self.running)``.
-
-    When it is open, reset ``self.steps_since_admission`` to 0.
+    """Called once before each step's admission: may requests be admitted
+    now? Always when nothing runs. Otherwise only once
+    ``self.config.schedule_interval`` steps have passed since admission was last
+    open, and only if at least ``self.config.waiting_served_ratio`` requests wait
+    for each one running. Keep the count of steps in
+    ``self.steps_since_admission``.
     """
     raise NotImplementedError

@@ -6,12 +6,10 @@ How many of a request's remaining tokens run this step. Check:
 
 
 def fit(self, remaining: int, budget: int) -> int:
-    """``remaining``: the request's tokens not yet computed; ``budget``: tokens
-    left in this step.
-
-    - With ``self.config.enable_chunked_prefill``, or when ``remaining`` is more
-      than a whole step holds (``self.config.max_num_batched_tokens``), run as many
-      as the budget allows: a chunk.
-    - Otherwise all of them if they fit the budget, else none (0) this step.
+    """How many of a request's ``remaining`` uncomputed tokens run this step,
+    with ``budget`` tokens left in it. With chunked prefill
+    (``self.config.enable_chunked_prefill``) a request may run part of them;
+    without it, all or none. No request may wait forever: one with more tokens
+    than any step holds (``self.config.max_num_batched_tokens``) must still run.
     """
     raise NotImplementedError

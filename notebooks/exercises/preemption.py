@@ -6,14 +6,13 @@ most recently admitted request. Check: ``python -m minicb check preemption``.
 
 
 def preempt(self, request):
-    """Drop ``request``'s KV memory and send it back to wait:
+    """Preempt ``request`` by recomputation. Afterwards:
 
-    - remove it from ``self.running`` and free its blocks (``self.kv.free``);
-    - nothing of it is cached now: ``request.num_computed_tokens = 0`` (its
-      tokens so far are kept, and are recomputed in one prefill when it is
-      admitted again);
-    - count it: ``request.num_preemptions`` and ``self.num_preemptions`` each go
-      up by one, and ``self.preempted = True`` (no admission this step);
-    - put it at the *head* of ``self.waiting``, so it is the next admitted.
+    - it no longer runs, and holds no KV memory (its blocks are free again);
+    - none of its tokens counts as computed, though every token it has is kept:
+      when it is admitted again, prompt and output are recomputed together;
+    - it is the next request to be admitted;
+    - the preemption is counted on the request and on the scheduler, and the
+      scheduler knows one happened in this step (``self.preempted``).
     """
     raise NotImplementedError
