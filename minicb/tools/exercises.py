@@ -280,9 +280,7 @@ def check_kernel(ex: KernelExercise, yours) -> str:
             except Exception as raised:
                 error = innermost(raised)          # the interpreter wraps what a kernel raised
                 if isinstance(error, NotImplementedError):
-                    raise NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in "
-                                     f"{source_file(yours, ex)} (it still raises "
-                                     f"NotImplementedError)") from None
+                    raise not_started(ex, source_file(yours, ex)) from None
                 raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
                                   f"{type(error).__name__}: {error}") from raised
             compare_tensors(f"{ex.name} ({label})", got, naive(), tolerance)
@@ -290,28 +288,9 @@ def check_kernel(ex: KernelExercise, yours) -> str:
             f"within their dtype's tolerance.")
 
 
-# ANCHOR: check_function
-def check_function(ex: FunctionExercise, yours) -> str:
-    """Each case with ``yours`` swapped in, then with the engine's own; CheckFailed
-    names the first case whose results differ."""
-    cases = FUNCTION_CASES[ex.cases]()
-    for label, call, promised in cases:
-        with swapped_in(ex.target, yours):
-            try:
-                got = promised(call())
-            except NotImplementedError:
-                raise NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in "
-                                 f"{source_file(yours, ex)} (it still raises "
-                                 f"NotImplementedError)") from None
-            except Exception as error:
-                raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
-                                  f"{type(error).__name__}: {error}") from error
-        want = promised(call())
-        if not same(got, want):
-            raise CheckFailed(f"{ex.name} ({label}): yours gives {got!r}; the engine's own "
-                              f"code gives {want!r}")
-    return f"{ex.name}: passed. All {len(cases)} cases give what the engine's own code gives."
-# ANCHOR_END: check_function
+def not_started(ex, where: str) -> NotStarted:
+    return NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in {where} "
+                      f"(it still raises NotImplementedError)")
 
 
 def innermost(error: BaseException) -> BaseException:
@@ -322,7 +301,10 @@ def innermost(error: BaseException) -> BaseException:
 
 def compare_tensors(label: str, got, want, tolerance: dict):
     """CheckFailed naming the first element outside atol + rtol * |reference|."""
-    for i, (have, need) in enumerate(zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want)))):
+    gots, wants = (x if isinstance(x, tuple) else (x,) for x in (got, want))
+    if len(gots) != len(wants):
+        raise CheckFailed(f"{label}: {len(gots)} outputs; the reference gives {len(wants)}")
+    for i, (have, need) in enumerate(zip(gots, wants)):
         output = f" output {i}" if isinstance(want, tuple) else ""
         if not isinstance(have, torch.Tensor) or have.shape != need.shape:
             raise CheckFailed(f"{label}:{output} got {getattr(have, 'shape', type(have).__name__)}, "
@@ -337,6 +319,28 @@ def compare_tensors(label: str, got, want, tolerance: dict):
 # ANCHOR_END: check_kernel
 
 
+# ANCHOR: check_function
+def check_function(ex: FunctionExercise, yours) -> str:
+    """Each case with ``yours`` swapped in, then with the engine's own; CheckFailed
+    names the first case whose results differ."""
+    cases = FUNCTION_CASES[ex.cases]()
+    for label, call, promised in cases:
+        with swapped_in(ex.target, yours):
+            try:
+                got = promised(call())
+            except NotImplementedError:
+                raise not_started(ex, source_file(yours, ex)) from None
+            except Exception as error:
+                raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
+                                  f"{type(error).__name__}: {error}") from error
+        want = promised(call())
+        if not same(got, want):
+            raise CheckFailed(f"{ex.name} ({label}): yours gives {got!r}; the engine's own "
+                              f"code gives {want!r}")
+    return f"{ex.name}: passed. All {len(cases)} cases give what the engine's own code gives."
+# ANCHOR_END: check_function
+
+
 def source_file(function, ex: Exercise) -> str:
     """Where the student's function was written: a file, or the stub's place."""
     return getattr(getattr(function, "__code__", None), "co_filename", str(ex.stub))
@@ -348,8 +352,7 @@ def run_yours(ex: Exercise, label: str, checkpoint, options: dict, where: str):
     try:
         return run(ex, checkpoint, options)
     except NotImplementedError:
-        raise NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in "
-                          f"{where} (it still raises NotImplementedError)") from None
+        raise not_started(ex, where) from None
     except CheckFailed as failed:
         raise CheckFailed(f"{label}: {failed}") from None
     except Exception as error:
