@@ -15,7 +15,8 @@
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
 #   make gpu-plan      on the GPU: each part and its estimated minutes there
 #   make gpu           on the GPU, offline: install from .gpu-wheels/, then run PARTS (default:
-#                      all) into GPU_OUT, one archive a part; e.g. make gpu PARTS=correctness
+#                      all) into GPU_OUT, one archive a part; e.g. make gpu PARTS=correctness;
+#                      GPU_MINUTES=8 stops what still runs after 8 minutes, its archive kept
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -147,6 +148,7 @@ GPU_PYTHON ?= python3
 GPU_PYTHON_VERSION ?= 3.12
 GPU_WHEELS ?= .gpu-wheels
 GPU_OUT ?= gpu-results
+GPU_MINUTES ?=
 PARTS ?=
 
 gpu-wheels:
@@ -160,7 +162,7 @@ gpu-plan: gpu-install
 	$(GPU_PYTHON) -m minicb.tools.gpu_run plan
 
 gpu: gpu-install
-	$(GPU_PYTHON) -m minicb.tools.gpu_run run $(PARTS) --out $(GPU_OUT)
+	$(GPU_PYTHON) -m minicb.tools.gpu_run run $(PARTS) --out $(GPU_OUT) $(if $(GPU_MINUTES),--minutes $(GPU_MINUTES))
 
 gpu-install:
 	test -d $(GPU_WHEELS) || { echo "no $(GPU_WHEELS)/: run make gpu-wheels where there is a network"; exit 1; }

@@ -3,7 +3,21 @@ TRITON_INTERPRET must be set before triton is first imported, so it is set here,
 before any test module imports minicb or triton."""
 import os
 
-import torch
+# The GPU run's tests measure their coverage (minicb.tools.gpu_run.run_tests) in every
+# pytest-xdist worker, which `coverage run` around pytest would not see: each process
+# starts its own here, before minicb is imported, and saves it when pytest ends.
+if os.environ.get("MINICB_COVERAGE_DATA"):
+    import coverage
+
+    MEASURED = coverage.Coverage(data_file=os.environ["MINICB_COVERAGE_DATA"], data_suffix=True,
+                                 source=os.environ["MINICB_COVERAGE_SOURCE"].split(","))
+    MEASURED.start()
+
+    def pytest_unconfigure(config):
+        MEASURED.stop()
+        MEASURED.save()
+
+import torch  # noqa: E402
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -24,13 +38,16 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 # On a GPU, the share of it an engine that a test does not size may hold: the GPU test
-# set runs in several workers on one GPU (pytest -n auto), each building engines.
+# set runs in several workers on one GPU (pytest -n auto), each building engines. The
+# fixture is session-wide so that engines built by module-wide fixtures (a server) are
+# sized too, not only those built inside a test.
 GPU_SHARE_PER_ENGINE = 0.03
 
 
-@pytest.fixture(autouse=True)
-def engines_sized_for_a_shared_gpu(monkeypatch):
+@pytest.fixture(autouse=True, scope="session")
+def engines_sized_for_a_shared_gpu():
     if DEVICE != "cuda":
+        yield
         return
     init = LLMEngine.__init__
 
@@ -38,7 +55,9 @@ def engines_sized_for_a_shared_gpu(monkeypatch):
         options.setdefault("gpu_memory_utilization", GPU_SHARE_PER_ENGINE)
         init(self, model, engine, **options)
 
-    monkeypatch.setattr(LLMEngine, "__init__", sized)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LLMEngine, "__init__", sized)
+        yield
 
 
 @pytest.fixture(scope="session")

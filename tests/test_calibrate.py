@@ -67,6 +67,24 @@ def test_a_profile_measured_from_a_real_run_drives_the_simulated_engine(llama, e
     assert simulated.output_tokens == sum(workload.output_lens) and simulated.wall_time > 0
 
 
+def test_calibrating_gives_the_engine_back_before_the_next_shape(llama, monkeypatch):
+    """On a GPU an engine's KV cache takes most of it: measuring the next shape needs
+    the memory back, so the engine is closed once its run is measured."""
+    import minicb.tools.calibrate as module
+
+    built = []
+
+    class Kept(LLMEngine):
+        def __init__(self, *args, **options):
+            super().__init__(*args, **options)
+            built.append(self)
+
+    monkeypatch.setattr(module, "LLMEngine", Kept)
+    workload = synthetic_workload(4, prompt_len=(4, 8), output_len=(2, 4), seed=1)
+    calibrate(llama, "tiny-llama", "paged", workload, rates=RATES)
+    assert len(built) == 1 and built[0].closed
+
+
 def test_the_sequence_log_sees_each_pass_as_the_simulated_executor_does(llama):
     engine = LLMEngine(llama, engine="continuous", max_num_seqs=2)
     timed = engine.stage.executor

@@ -64,7 +64,7 @@ def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     # 7 requests: stage 4-5 steps of up to 6; batches of 4 and 3 (both in the bucket of 4)
     options = dict(ENGINES[engine], attention_backend=backend,
                    **batch_size(engine, 6 if engine in PACKED else 4))
-    reference = LLM(llama, **options)
+    reference = LLM(llama, **options, cuda_graphs=False)
     plain = reference.generate(PROMPTS_7, params)
     llm = LLM(llama, **options)
     runner = use_decode_graphs(llm.llm_engine)
@@ -98,32 +98,33 @@ def test_cuda_graphs_need_cuda_and_triton():
         assert EngineConfig(engine="paged").cuda_graphs is False
 
 
-def stand_in_capture(monkeypatch):
-    """Capturing needs CUDA: here record stands in for it, and each "graph" replays
-    by running the model on the static buffers, as a captured one would. Returns
-    the lists of buckets recorded and replayed."""
+def stand_in_capture(executor):
+    """Capturing needs CUDA: here record stands in for it, on this executor only (on a
+    GPU the reference engines capture real graphs of their own), and each "graph"
+    replays by running the model on the static buffers, as a captured one would.
+    Returns the lists of buckets recorded and replayed."""
     recorded, replayed = [], []
 
-    def record(self, bucket, attn):
+    def record(bucket, attn):
         recorded.append(bucket)
 
         def replay():
             replayed.append(bucket)
-            self.outputs[bucket] = self.forward(bucket, attn)
-        self.graphs[bucket] = SimpleNamespace(replay=replay)
+            executor.outputs[bucket] = executor.forward(bucket, attn)
+        executor.graphs[bucket] = SimpleNamespace(replay=replay)
 
-    monkeypatch.setattr(GraphExecutor, "record", record)
+    executor.record = record
+    executor.capture = True
     return recorded, replayed
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, monkeypatch, engine):
-    recorded, replayed = stand_in_capture(monkeypatch)
+def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, engine):
     params = SamplingParams(max_tokens=4, ignore_eos=True)
     options = dict(ENGINES[engine], **batch_size(engine, 40))
-    expected = LLM(llama, **options).generate(PROMPTS, params)
+    expected = LLM(llama, **options, cuda_graphs=False).generate(PROMPTS, params)
     llm = LLM(llama, **options)
-    use_decode_graphs(llm.llm_engine).capture = True
+    recorded, replayed = stand_in_capture(use_decode_graphs(llm.llm_engine))
     llm.generate([[5, 6, 7]], SamplingParams(max_tokens=1))   # a prefill alone captures nothing
     assert recorded == []
     outputs = llm.generate(PROMPTS, params)
@@ -137,19 +138,18 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
     assert [o.output_token_ids for o in again] == [o.output_token_ids for o in expected]
 
 
-def test_a_batch_wider_than_the_padded_buffer_replaces_it_and_its_graphs(llama, monkeypatch):
+def test_a_batch_wider_than_the_padded_buffer_replaces_it_and_its_graphs(llama):
     """A static batch's width is its longest prompt plus its longest output, which may
     come from two requests and exceed max_model_len; the graphs wrote to the old
     buffer, so they are captured again on the new one."""
-    recorded, _ = stand_in_capture(monkeypatch)
     options = dict(ENGINES["static"], max_batch_size=2)
     narrow = ([list(range(10, 20))] * 2, [SamplingParams(max_tokens=4, ignore_eos=True)] * 2)
     wide = ([list(range(10, 60)), [7, 8]], [SamplingParams(max_tokens=n, ignore_eos=True)
                                            for n in (3, 50)])                  # 50 + 50 > 64
-    expected = [LLM(llama, **options).generate(*batch) for batch in (narrow, wide)]
+    expected = [LLM(llama, **options, cuda_graphs=False).generate(*batch) for batch in (narrow, wide)]
     llm = LLM(llama, **options)
     runner = use_decode_graphs(llm.llm_engine)
-    runner.capture = True
+    recorded, _ = stand_in_capture(runner)
     got = [llm.generate(*narrow)]
     assert recorded == [2, 1] and runner.padded_kv[0].shape[2] == 64
     got.append(llm.generate(*wide))

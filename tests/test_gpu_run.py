@@ -2,12 +2,14 @@
 parts cover every notebook and figure, its plan fits an H100's half hour, an
 archive that lacks a figure is caught, and every line that only a GPU reaches
 names what reaches it there. `make test` also runs the whole rehearsal."""
+import inspect
 import io
 import json
 import math
 import re
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,34 @@ def test_a_step_that_fails_prints_its_failure_and_one_that_passes_prints_one_lin
         step = gpu_run.timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(failing)],
                              None, log, "passing")
     assert step["passed"] and capsys.readouterr().out.count("\n") == 1
+
+
+def test_a_step_past_the_runs_deadline_is_stopped_and_its_output_kept(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINICB_RUN_DEADLINE", str(time.time() + 2))
+    code = "import time\nprint('started', flush=True)\ntime.sleep(60)"
+    with open(tmp_path / "log.txt", "w") as log:
+        step = gpu_run.timed([sys.executable, "-c", code], None, log, "slow")
+    assert not step["passed"] and step["seconds"] < 30 and "deadline" in step["summary"]
+    assert "started" in (tmp_path / "log.txt").read_text()
+    assert "slow: FAILED" in capsys.readouterr().out
+
+
+def test_the_gpu_tests_coverage_counts_what_their_workers_ran(tmp_path):
+    """The GPU tests run in pytest-xdist workers; the lines a worker ran count."""
+    pytest.importorskip("coverage")
+    pytest.importorskip("xdist")
+    from minicb.executors import cuda_graphs
+
+    test = "tests/test_cuda_graphs.py::test_bucket_sizes_cover_every_batch"
+    with open(tmp_path / "log.txt", "w") as log:
+        step = gpu_run.covered(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", test],
+                               None, log, tmp_path)
+    assert step["passed"], (tmp_path / "log.txt").read_text()
+    files = json.loads((tmp_path / "coverage.json").read_text())["files"]
+    executed = {Path(name).resolve(): set(data["executed_lines"]) for name, data in files.items()}
+    lines, first = inspect.getsourcelines(cuda_graphs.bucket_sizes)
+    body = first + len(lines) - 1                      # its last line runs only when it is called
+    assert body in executed[Path(cuda_graphs.__file__).resolve()]
 
 
 def test_every_line_only_a_gpu_reaches_names_what_reaches_it():

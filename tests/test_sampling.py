@@ -5,6 +5,8 @@ import torch
 from minicb import LLM, SamplingParams
 from minicb.stages.base import Sampler, keep_top_k, keep_top_p, read_tokens
 
+from .conftest import DEVICE
+
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(max_tokens=0), "max_tokens must be an integer >= 1, got 0"),
@@ -69,10 +71,10 @@ def test_temperature_sampling_follows_the_distribution_in_every_row(seeded):
 @pytest.mark.parametrize("fused", [False, True], ids=["plain", "fused"])
 def test_a_row_whose_logits_are_not_finite_gets_no_token(fused):
     from minicb.layer_ops import layer_ops
-    logits = torch.randn(3, 10, generator=torch.Generator().manual_seed(0))
+    logits = torch.randn(3, 10, generator=torch.Generator().manual_seed(0)).to(DEVICE)
     logits[1, 4] = float("nan")
     for params in [SamplingParams(), SamplingParams(temperature=1.0, top_p=0.9, top_k=3)]:
-        tokens = Sampler("cpu", 0, layer_ops(fused).finite_argmax)(logits, [params] * 3, [None] * 3)
+        tokens = Sampler(DEVICE, 0, layer_ops(fused).finite_argmax)(logits, [params] * 3, [None] * 3)
         assert tokens[1] == -1 and tokens[0] >= 0 and tokens[2] >= 0
         tokens = read_tokens(tokens)
         assert isinstance(tokens[1], RuntimeError) and "not finite" in str(tokens[1])

@@ -85,22 +85,23 @@ def calibrate(checkpoint, shape: str, engine: str, workload, rates=None,
     (measured now, at the engine's thread count, if not given) and the
     overheads fitted to a real run of ``workload`` on ``checkpoint``, a
     checkpoint of the model shape ``shape``."""
-    real = LLMEngine(checkpoint, engine=engine, **options)
-    replay(real, workload)                  # warm: the first run pays for setup
-    device, dtype = real.config.device, str(real.executor.dtype).removeprefix("torch.")
-    base = this_machine(rates or measured_rates(device), device, dtype)
-    timed = real.stage.executor             # the step log's timer, around the executor
-    timed.executor = passes = SequenceLog(timed.executor)
-    steps = replay(real, workload).steps
-    assert len(steps) == len(passes.passes), "a step with no forward pass, or two"
-    bytes_per_value = real.executor.dtype.itemsize
-    features, left_over, measured = [], [], []
-    for step, (sequences, sampled) in zip(steps, passes.passes):
-        roofline = step_seconds(base, MODEL_SHAPES[shape], bytes_per_value,
-                                sequences, sampled)
-        features.append(step_features(sequences))
-        left_over.append(step.duration - roofline)
-        measured.append(step.duration)
+    # closed at the end: its KV cache holds most of the GPU, which the next shape needs
+    with LLMEngine(checkpoint, engine=engine, **options) as real:
+        replay(real, workload)                  # warm: the first run pays for setup
+        device, dtype = real.config.device, str(real.executor.dtype).removeprefix("torch.")
+        base = this_machine(rates or measured_rates(device), device, dtype)
+        timed = real.stage.executor             # the step log's timer, around the executor
+        timed.executor = passes = SequenceLog(timed.executor)
+        steps = replay(real, workload).steps
+        assert len(steps) == len(passes.passes), "a step with no forward pass, or two"
+        bytes_per_value = real.executor.dtype.itemsize
+        features, left_over, measured = [], [], []
+        for step, (sequences, sampled) in zip(steps, passes.passes):
+            roofline = step_seconds(base, MODEL_SHAPES[shape], bytes_per_value,
+                                    sequences, sampled)
+            features.append(step_features(sequences))
+            left_over.append(step.duration - roofline)
+            measured.append(step.duration)
     costs = fit_costs(np.array(features, float), np.array(left_over),
                       np.array(measured))
     return dataclasses.replace(base, name=f"{base.name}, {engine}",

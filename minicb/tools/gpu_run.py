@@ -372,11 +372,21 @@ def run_tests(part, env, log, rehearsal, folder) -> dict:
         pytest += ["-n", str(TEST_WORKERS)]
     if importlib.util.find_spec("coverage") is None:
         return timed([sys.executable, *pytest], env, log, "tests")
-    data, root = folder / ".coverage", project_root()
-    step = timed([sys.executable, "-m", "coverage", "run", f"--data-file={data}",
-                  f"--source={root / 'minicb'},{root / 'kernels'}", *pytest], env, log, "tests")
-    subprocess.run([sys.executable, "-m", "coverage", "json", f"--data-file={data}", "-o",
-                    str(folder / "coverage.json")], cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    return covered(pytest, env, log, folder)
+
+
+def covered(pytest, env, log, folder) -> dict:
+    """Run pytest with each of its processes measuring its own coverage (started in
+    tests/conftest.py, as pytest-xdist's workers are not children `coverage run`
+    sees), then combine them into folder/coverage.json."""
+    data, root = (folder / ".coverage").resolve(), project_root()
+    measured = dict(env or os.environ, MINICB_COVERAGE_DATA=str(data),
+                    MINICB_COVERAGE_SOURCE=f"{root / 'minicb'},{root / 'kernels'}")
+    step = timed([sys.executable, *pytest], measured, log, "tests")
+    for command in (["combine", f"--data-file={data}", str(data.parent)],
+                    ["json", f"--data-file={data}", "-o", str(folder / "coverage.json")]):
+        subprocess.run([sys.executable, "-m", "coverage", *command], cwd=root, stdout=log,
+                       stderr=subprocess.STDOUT)
     data.unlink(missing_ok=True)
     return step
 
@@ -401,19 +411,35 @@ def run_notebook(notebook, env, log) -> dict:
 
 
 def timed(command, env, log, name) -> dict:
-    """Run one command into the log; its outcome, time and pytest's summary line."""
+    """Run one command into the log; its outcome, time and pytest's summary line.
+    A command still running at the run's deadline (``run --minutes``) is stopped,
+    and what it had printed is kept: a part's archive comes back even then."""
     started = time.perf_counter()
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
-    result = subprocess.run(command, env=env, cwd=project_root(), capture_output=True, text=True)
-    log.write(result.stdout + result.stderr)
+    try:
+        result = subprocess.run(command, env=env, cwd=project_root(), capture_output=True, text=True,
+                                timeout=seconds_left(env))
+        stdout, stderr, returncode = result.stdout, result.stderr, result.returncode
+    except subprocess.TimeoutExpired as stopped:      # its output comes as bytes, whatever text= says
+        stdout, stderr = (text.decode(errors="replace") if isinstance(text, bytes) else text or ""
+                          for text in (stopped.stdout, stopped.stderr))
+        stderr += f"\nstopped at the run's deadline, after {stopped.timeout:.0f} s\n"
+        returncode = "deadline"
+    log.write(stdout + stderr)
     seconds = round(time.perf_counter() - started, 1)
-    counts = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|tests? collected).*?)\s*=*$", result.stdout, re.M)
-    summary = counts[-1] if counts else ""
-    print(f"  {name}: {'passed' if result.returncode == 0 else 'FAILED'} in {seconds} s  {summary}", flush=True)
-    if result.returncode != 0:          # the failure itself, where a CI log or a GPU reply shows it
-        print(indented(failure_of(result.stdout + result.stderr)), flush=True)
-    return dict(name=name, passed=result.returncode == 0, seconds=seconds, summary=summary)
+    counts = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|tests? collected).*?)\s*=*$", stdout, re.M)
+    summary = counts[-1] if counts else ("stopped at the run's deadline" if returncode == "deadline" else "")
+    print(f"  {name}: {'passed' if returncode == 0 else 'FAILED'} in {seconds} s  {summary}", flush=True)
+    if returncode != 0:          # the failure itself, where a CI log or a GPU reply shows it
+        print(indented(failure_of(stdout + stderr)), flush=True)
+    return dict(name=name, passed=returncode == 0, seconds=seconds, summary=summary)
+
+
+def seconds_left(env) -> float | None:
+    """Seconds to the run's deadline (MINICB_RUN_DEADLINE, a time.time()), or None: no deadline."""
+    deadline = (env or os.environ).get("MINICB_RUN_DEADLINE")
+    return None if deadline is None else max(1.0, float(deadline) - time.time())
 
 
 def failure_of(output: str, lines: int = 40) -> str:
@@ -517,6 +543,8 @@ def main(argv=None):
         command.add_argument("parts", nargs="*", help="part names (default: all)")
         command.add_argument("--out", default="gpu-results", help="the folder the archives go to")
     run.add_argument("--force", action="store_true", help="run a part whose estimate is over the limit")
+    run.add_argument("--minutes", type=float, help="stop what still runs this many minutes from now, "
+                     "its part's archive written all the same (a command's limit on a lent GPU)")
     args = parser.parse_args(argv)
     if args.command == "plan":
         plan(PARTS)
@@ -528,6 +556,8 @@ def main(argv=None):
             raise SystemExit("no GPU here: `make gpu-rehearsal` runs the parts on a CPU")
         minutes = plan(parts)
         parts = [p for p in parts if args.force or minutes[p.name] <= MAX_MINUTES]
+        if args.minutes:
+            os.environ["MINICB_RUN_DEADLINE"] = str(time.time() + 60 * args.minutes)
     problems, skipped = [], {}
     for part in parts:
         print(f"{part.name}: {part.what}", flush=True)
