@@ -86,10 +86,12 @@ class EngineConfig:
     batch-size bucket, so a step costs a few launches instead of hundreds.
     Default: on with CUDA and the triton backend; needs both. Stages compare
     on equal terms only with the same setting."""
-    fused_ops: bool = False
+    fused_ops: bool | None = None
     """Every stage: the decoder layer's residual add and RMSNorm, rotary, and
     SwiGLU's SiLU x up as fused Triton kernels (minicb/layer_ops.py) instead of
-    the plain PyTorch operations. Needs attention_backend 'triton'."""
+    the plain PyTorch operations. Default: on with CUDA and the triton backend
+    (in Triton's interpreter on a CPU they are slower, not faster); needs the
+    triton backend. False runs the plain model, the reference."""
     async_scheduling: bool = False
     """Stage 5: schedule and launch step N+1 before reading step N's tokens,
     which stay on the device as step N+1's inputs, so the GPU never waits for
@@ -158,7 +160,10 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
-        if self.fused_ops and self.attention_backend != "triton":
+        if self.fused_ops is None:
+            self.fused_ops = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
+                              and self.tensor_parallel_size == 1)
+        elif self.fused_ops and self.attention_backend != "triton":
             raise ValueError(f"fused_ops=True needs attention_backend 'triton' (its kernels are "
                              f"Triton's), got {self.attention_backend!r}")
         self.check_bf16()

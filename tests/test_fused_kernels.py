@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
+from minicb.config import EngineConfig
 from minicb.kernels import reference
 from minicb.kernels.activation import silu_mul
 from minicb.kernels.argmax import finite_argmax
@@ -93,7 +94,7 @@ def test_the_fused_model_gives_the_plain_models_tokens(checkpoints, arch, engine
     (packed, one sequence, a padded batch)."""
     params = SamplingParams(max_tokens=6, ignore_eos=True)
     options = dict(engine=engine, attention_backend="triton", max_model_len=64)
-    plain = LLM(checkpoints[arch], **options).generate(PROMPTS, params)
+    plain = LLM(checkpoints[arch], fused_ops=False, **options).generate(PROMPTS, params)
     fused_llm = LLM(checkpoints[arch], fused_ops=True, **options)
     assert fused_llm.llm_engine.executor.model.ops.rotary is rotary            # the kernels ran
     assert fused_llm.llm_engine.stage.sampler.finite_argmax is finite_argmax
@@ -101,8 +102,15 @@ def test_the_fused_model_gives_the_plain_models_tokens(checkpoints, arch, engine
     assert [o.output_token_ids for o in fused] == [o.output_token_ids for o in plain]
 
 
+def test_fused_ops_are_on_by_default_only_where_they_pay():
+    """On by default with CUDA and the Triton backend; in Triton's interpreter (a CPU),
+    or with another backend, the plain model runs."""
+    assert EngineConfig(engine="paged", attention_backend="sdpa").fused_ops is False
+    on_a_gpu = torch.cuda.is_available()
+    assert EngineConfig(engine="paged", attention_backend="triton").fused_ops is on_a_gpu
+
+
 def test_fused_ops_need_the_triton_backend():
-    from minicb.config import EngineConfig
     with pytest.raises(ValueError, match="fused_ops=True needs attention_backend 'triton'"):
         EngineConfig(engine="paged", fused_ops=True, attention_backend="sdpa")
 
