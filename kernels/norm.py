@@ -47,10 +47,11 @@ def add_rms_norm(x, residual, weight, eps):
         raise ValueError("the last (hidden) axis of x and residual must be contiguous")
     rows, hidden = x.shape
     out, new_residual = torch.empty_like(x), torch.empty_like(x)
-    source = residual if residual is not None else x      # (not read without a residual)
+    source = residual if residual is not None else x      # (unread without a residual)
     _add_rms_norm_kernel[(rows,)](
         x, source, weight, out, new_residual,
-        x.stride(0), source.stride(0), out.stride(0), new_residual.stride(0), hidden, eps,
+        x.stride(0), source.stride(0), out.stride(0), new_residual.stride(0),
+        hidden, eps,
         HAS_RESIDUAL=residual is not None, BLOCK=triton.next_power_of_2(hidden),
         num_warps=8 if hidden >= 2048 else 4)
     return out, new_residual

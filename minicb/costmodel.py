@@ -175,8 +175,10 @@ def step_seconds(hw: Hardware, shape: ModelShape, bytes_per_value: int,
 # ANCHOR_END: step_seconds
 
 
+# ANCHOR: kv_budget
 def kv_budget(hw: Hardware, shape: ModelShape, bytes_per_value: int,
               utilization: float = 0.9) -> float:
     """Bytes left for the KV cache: ``utilization`` of the GPU's memory less the
     weights (activations left out: a step's are small beside either)."""
     return hw.memory * utilization - shape.params * bytes_per_value
+# ANCHOR_END: kv_budget

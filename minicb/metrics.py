@@ -40,12 +40,15 @@ class StepRecord:
 # ANCHOR_END: step_record
 
 
+# ANCHOR: percentiles
 def percentiles(values) -> dict:
     if len(values) == 0:
-        return dict(mean=float("nan"), p50=float("nan"), p90=float("nan"), p99=float("nan"))
+        nan = float("nan")
+        return dict(mean=nan, p50=nan, p90=nan, p99=nan)
     v = np.asarray(values, dtype=float)
     return dict(mean=float(v.mean()), p50=float(np.percentile(v, 50)),
                 p90=float(np.percentile(v, 90)), p99=float(np.percentile(v, 99)))
+# ANCHOR_END: percentiles
 
 
 # ANCHOR: run_metrics

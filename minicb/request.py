@@ -34,11 +34,13 @@ class RequestMetrics:
         """End to end: arrival to the last token."""
         return self.finish_time - self.arrival_time
 
+    # ANCHOR: tpot
     @property
     def tpot(self) -> float:
         """Time per output token after the first (0 for a one-token answer)."""
         n = self.num_output_tokens - 1
         return (self.finish_time - self.first_token_time) / n if n > 0 else 0.0
+    # ANCHOR_END: tpot
 # ANCHOR_END: metrics
 
 

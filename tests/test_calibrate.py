@@ -97,7 +97,8 @@ def test_the_sequence_log_sees_each_pass_as_the_simulated_executor_does(llama):
 
 # ---------------------------------------------------------------- a GPU's decode steps
 SIDECAR = Path(__file__).resolve().parent.parent / "figures" / "gpu" / "08_decode_roofline.json"
-MODES = {"h200-measured": "paged", "h200-measured-async": "paged, async scheduling"}
+# The engine a GPU runs by default (fused ops, CUDA graphs), without and with async scheduling.
+MODES = {"h200-measured": "paged, fused ops", "h200-measured-async": "paged, fused ops, async scheduling"}
 
 
 def test_a_decode_fit_recovers_the_profile_that_priced_the_steps():
@@ -114,15 +115,15 @@ def test_a_decode_fit_recovers_the_profile_that_priced_the_steps():
 
 
 @pytest.mark.parametrize("name", MODES)
-def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_10_percent(name):
+def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_12_percent(name):
     """Each committed profile is what fitting the committed H200 sidecar gives, and the
-    simulated engine with it lands within 10% of every measured decode step; the
-    datasheet's assumed profile misses by far more."""
+    simulated engine with it lands within 12% of every measured decode step (chapter 11
+    quotes each profile's worst); the datasheet's assumed profile misses by far more."""
     committed = HARDWARE[name]
     refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"])
     assert refitted == committed
     assert committed.kind == "measured" and committed.measured["gpu"] == "NVIDIA H200"
-    assert all(abs(e["error"]) <= 0.10 for rows in errors.values() for e in rows), errors
+    assert all(abs(e["error"]) <= 0.12 for rows in errors.values() for e in rows), errors
     assert {shape: [e["batch"] for e in rows] for shape, rows in errors.items()} == \
         {"llama-3.2-1b": [1, 8, 32, 64, 128, 256], "llama-3.1-8b": [1, 8, 32, 64]}
     datasheet = decode_errors(HARDWARE["h200"], decode_runs(json.loads(SIDECAR.read_text()), MODES[name]))
@@ -131,5 +132,6 @@ def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_10_p
 
 
 def test_a_mode_the_sidecar_lacks_is_named_with_those_it_has():
-    with pytest.raises(ValueError, match=r"mode 'fast': the sidecar has \['paged', 'paged, async scheduling'\]"):
+    with pytest.raises(ValueError, match=r"mode 'fast': the sidecar has \['paged', 'paged, async scheduling', 'paged, fused ops', "
+                                         r"'paged, fused ops, async scheduling'\]"):
         decode_runs(json.loads(SIDECAR.read_text()), "fast")

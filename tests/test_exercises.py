@@ -402,3 +402,56 @@ def test_each_notebook_s_question_links_its_answer_and_the_answers_cover_every_n
         question = "".join(json.loads(path.read_text())["cells"][1]["source"])
         assert "**Before you run it:**" in question and "](answers.md)" in question, path.name
         assert f"\n## {path.stem}: " in answers, path.stem
+
+
+# ---------------------------------------------------------------- the answers in the book
+ROOT = Path(__file__).resolve().parent.parent
+# Each exercise's answer: the listings of the engine's code that solve it, by chapter.
+ANSWERS = {
+    "01_single.md": [("stop_reason", ["../minicb/stages/base.py:stop_reason"]),
+                     ("top_p", ["../minicb/stages/base.py:keep_top_p"]),
+                     ("online_softmax", ["../kernels/online_softmax.py:attend_block"])],
+    "02_static.md": [("left_padding", ["../minicb/stages/static.py:left_padded"]),
+                     ("static_batches", ["../minicb/stages/static.py:next_batch"])],
+    "03_dynamic.md": [("dynamic_window", ["../minicb/stages/dynamic.py:engine"]),
+                      ("tpot", ["../minicb/request.py:tpot"])],
+    "04_continuous.md": [("admission", ["../minicb/stages/iteration.py:admit"]),
+                         ("first_fit", ["../minicb/stages/continuous.py:first_fit"])],
+    "05_paged.md": [("block_allocation", ["../minicb/stages/paged.py:allocate"]),
+                    ("slot_mapping", ["../minicb/stages/paged.py:cache_rows"]),
+                    ("paged_rows", ["../kernels/paged_attention.py:key_rows"]),
+                    ("combine_splits", ["../kernels/paged_attention.py:combine_kernel",
+                                        "../kernels/paged_attention.py:combine"])],
+    "06_memory_pressure.md": [("preemption", ["../minicb/stages/paged.py:preempt"]),
+                              ("chunking", ["../minicb/stages/iteration.py:chunking"]),
+                              ("admission_trigger", ["../minicb/stages/iteration.py:admission_open"])],
+    "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/claims.py:judge"]),
+                         ("percentiles", ["../minicb/metrics.py:percentiles"])],
+    "08_fast_step.md": [("rms_norm", ["../kernels/norm.py:kernel", "../kernels/norm.py:wrapper"])],
+    "09_serving.md": [("stop_holdback", ["../minicb/tools/server.py:text_stream"])],
+    "10_parallelism.md": [("vocab_share", ["../minicb/executors/parallel.py:vocab_share"]),
+                          ("collective_bytes", ["../minicb/executors/parallel.py:volume"])],
+    "11_simulated.md": [("step_cost", ["../minicb/costmodel.py:step_seconds"]),
+                        ("kv_budget", ["../minicb/costmodel.py:kv_budget"])],
+}
+
+
+@pytest.mark.parametrize("chapter", sorted(ANSWERS))
+def test_each_answer_is_folded_after_its_exercise_and_not_shown_before(chapter):
+    """A reader meets the exercise before the engine's answer, and opens the answer
+    on purpose: it is in a <details> fold in the chapter's Exercises section."""
+    text = (ROOT / "lessons" / chapter).read_text()
+    before, exercises = text.split("\n## Exercises\n", 1)
+    folds = re.findall(r"<details>(.*?)</details>", exercises, re.S)
+    for name, targets in ANSWERS[chapter]:
+        assert EXERCISES[name].chapter == int(chapter[:2]), name
+        assert f"`{name}`" in exercises.split("<details>")[0], f"{name} is not set in {chapter}"
+        for target in targets:
+            include = f"{{{{#include {target}}}}}"
+            assert include not in before, f"{chapter} shows {target} before its exercise {name}"
+            assert any(include in fold and f"<code>{name}</code>" in fold for fold in folds), \
+                f"{chapter}: no fold for {name} holds {target}"
+
+
+def test_every_exercise_has_its_answer_folded_in_the_book():
+    assert sorted(name for pairs in ANSWERS.values() for name, _ in pairs) == sorted(EXERCISES)

@@ -57,19 +57,21 @@ def test_windows_place_the_longest_parts_first():
     assert gpu_run.windows({"a": 8, "b": 6, "c": 5, "d": 1, "e": 20}) == [["a", "b"], ["c", "d"]]
 
 
-# What the first GPU run measured on an H200 (copy 4,211 GB/s, bf16 matmul 702 TFLOP/s).
-H200_RATES = dict(copy_gb_s=4211, matmul_tflops=702)
-H200_MEASURED_S = {"kernels": 97, "correctness": 64}
+# What GPU runs measured: the H200's rates, the decode roofline's modes then, each part's seconds.
+GPU_RUNS = [dict(rates=dict(copy_gb_s=4211, matmul_tflops=702), modes=2,
+                 seconds={"kernels": 97, "correctness": 64}),
+            dict(rates=dict(copy_gb_s=4245, matmul_tflops=790), modes=4,
+                 seconds={"kernels": 165, "correctness": 68, "parallel": 18})]
 
 
-def test_the_estimates_are_near_what_the_first_gpu_run_measured(monkeypatch):
+@pytest.mark.parametrize("run", GPU_RUNS, ids=["first H200 run", "second H200 run"])
+def test_the_estimates_are_near_what_gpu_runs_measured(monkeypatch, run):
     """Within 50% either way: the plan is rough, but it must not send a part that
     cannot finish, nor refuse one that can."""
-    # The H200 ran the decode roofline in two modes (plain, async scheduling).
-    monkeypatch.setattr(gpu_run, "ROOFLINE_MODES", 2)
-    for name, measured in H200_MEASURED_S.items():
+    monkeypatch.setattr(gpu_run, "ROOFLINE_MODES", run["modes"])
+    for name, measured in run["seconds"].items():
         part = next(p for p in gpu_run.PARTS if p.name == name)
-        estimate = 60 * gpu_run.part_minutes(part, H200_RATES)
+        estimate = 60 * gpu_run.part_minutes(part, run["rates"])
         assert measured / 1.5 <= estimate <= measured * 1.5, (name, estimate, measured)
 
 

@@ -99,7 +99,7 @@ def frozen(tensor) -> nn.Parameter:
     return nn.Parameter(tensor.clone(), requires_grad=False)
 
 
-# ANCHOR: vocab
+# ANCHOR: vocab_share
 def vocab_share(weight, rank: int, n: int):
     """This rank's token ids [start, end) and its rows of ``weight``. Every rank
     holds the same number of rows: a short last share is padded with zeros."""
@@ -110,8 +110,10 @@ def vocab_share(weight, rank: int, n: int):
     rows = weight.new_zeros(share, weight.shape[1])
     rows[:end - start] = weight[start:end]
     return start, end, frozen(rows)
+# ANCHOR_END: vocab_share
 
 
+# ANCHOR: vocab
 class VocabParallelEmbedding(nn.Module):
     """Each rank looks up the ids in its range and writes zeros for the rest;
     the all-reduce fills every row from the rank that has it."""

@@ -230,15 +230,19 @@ def keep_top_k(scaled, top_k: list[int]):
     return scaled.masked_fill(scaled < threshold, float("-inf"))
 
 
+# ANCHOR: keep_top_p
 def keep_top_p(probs, top_p):
     """probs [B, V], top_p [B]: zero every token outside each row's smallest set
     whose probability reaches top_p."""
     sorted_probs, order = probs.sort(dim=-1, descending=True)
-    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs   # of strictly better tokens
+    # the mass of strictly better tokens
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs
     dropped = mass_before >= top_p[:, None]
     dropped[:, 0] = False          # the best token stays: top_p may round to 0
-    kept = torch.zeros_like(probs).scatter_(-1, order, sorted_probs.masked_fill(dropped, 0.0))
+    kept = torch.zeros_like(probs).scatter_(-1, order,
+                                            sorted_probs.masked_fill(dropped, 0.0))
     return kept / kept.sum(dim=-1, keepdim=True)
+# ANCHOR_END: keep_top_p
 
 
 def read_tokens(tokens) -> list:

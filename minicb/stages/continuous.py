@@ -47,13 +47,6 @@ class SlotManager:
             self.slot_of[request] = hole[:size]
             self.holes[i:i + 1] = [hole[size:]] if len(hole) > size else []
 
-    def first_fit(self, request) -> int | None:
-        """The first hole the request's slot fits in. Free rows split among
-        holes too small for it are what the vLLM paper calls external
-        fragmentation."""
-        size = self.slot_size(request)
-        return next((i for i, hole in enumerate(self.holes) if len(hole) >= size), None)
-
     def free(self, request):
         self.holes = merged(sorted(self.holes + [self.slot_of.pop(request)],
                                    key=lambda hole: hole.start))
@@ -61,7 +54,16 @@ class SlotManager:
     def cache_rows(self, request, start, count) -> range:
         """Where tokens start..start+count of the request live in the cache."""
         return self.slot_of[request][start:start + count]
-# ANCHOR_END: kv_manager
+    # ANCHOR_END: kv_manager
+
+    # ANCHOR: first_fit
+    def first_fit(self, request) -> int | None:
+        """The first hole the request's slot fits in. Free rows split among
+        holes too small for it are what the vLLM paper calls external
+        fragmentation."""
+        size = self.slot_size(request)
+        return next((i for i, hole in enumerate(self.holes) if len(hole) >= size), None)
+    # ANCHOR_END: first_fit
 
     # ANCHOR: slot_size
     def slot_size(self, request) -> int:

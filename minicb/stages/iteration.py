@@ -73,6 +73,9 @@ class Scheduler:
                 budget -= n
         return entries
 
+    # ANCHOR_END: scheduler
+
+    # ANCHOR: admit
     def admit(self, budget) -> list[tuple[Request, int]]:
         """First come, first served: admit from the head of the queue while the
         head fits; never skip it (so no request waits forever)."""
@@ -88,7 +91,7 @@ class Scheduler:
             admitted.append((request, n))
             budget -= n
         return admitted
-    # ANCHOR_END: scheduler
+    # ANCHOR_END: admit
 
     # ANCHOR: chunking
     def reserve(self, request, budget) -> int:
@@ -117,16 +120,19 @@ class Scheduler:
         return remaining if remaining <= budget else 0
     # ANCHOR_END: chunking
 
+    # ANCHOR: admission_open
     def admission_open(self) -> bool:
         """The rescheduling knobs: admit every schedule_interval steps, and only
         when enough requests wait. With nothing running, always admit."""
         self.steps_since_admission += 1
         is_open = not self.running or (
             self.steps_since_admission >= self.config.schedule_interval
-            and len(self.waiting) >= self.config.waiting_served_ratio * len(self.running))
+            and len(self.waiting)
+            >= self.config.waiting_served_ratio * len(self.running))
         if is_open:
             self.steps_since_admission = 0
         return is_open
+    # ANCHOR_END: admission_open
 
     @contextmanager
     def undone_on_error(self, batch: ScheduledBatch):

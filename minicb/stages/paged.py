@@ -50,20 +50,25 @@ class BlockManager:
         held = len(self.block_tables.get(request, []))
         return self.blocks_for(num_tokens) - held <= len(self.free_blocks)
 
+    def free(self, request):
+        self.free_blocks.extend(self.block_tables.pop(request))
+    # ANCHOR_END: kv_manager
+
+    # ANCHOR: allocate
     def allocate(self, request, num_tokens):
         """Grow the request's block table to cover num_tokens tokens."""
         table = self.block_tables.setdefault(request, [])
         while len(table) < self.blocks_for(num_tokens):
             table.append(self.free_blocks.popleft())
 
-    def free(self, request):
-        self.free_blocks.extend(self.block_tables.pop(request))
+    # ANCHOR_END: allocate
 
+    # ANCHOR: cache_rows
     def cache_rows(self, request, start, count) -> list[int]:
         """Cache rows (block * block_size + offset) of tokens start..start+count."""
         table, size = self.block_tables[request], self.block_size
         return [table[p // size] * size + p % size for p in range(start, start + count)]
-# ANCHOR_END: kv_manager
+    # ANCHOR_END: cache_rows
 
     @property
     def num_used_blocks(self) -> int:

@@ -93,17 +93,6 @@ def left_padded(token_lists: list[list[int]]):
 class StaticEngine(RunToCompletionEngine):
     name = "static"
 
-    def next_batch(self):
-        """Whatever has arrived, up to max_batch_size, in arrival order. With
-        bucket_by_length, the waiting requests are first sorted by expected
-        output length (custom batching): requests that will finish together
-        share a batch, so fewer rows idle."""
-        if self.config.bucket_by_length:
-            self.waiting = deque(sorted(self.waiting,
-                                        key=lambda r: r.params.max_tokens))
-        size = min(len(self.waiting), self.config.max_batch_size)
-        return [self.waiting.popleft() for _ in range(size)]
-
     def run_batch(self, batch):
         """A generator: one forward pass per next(), yielding the requests it
         advanced."""
@@ -144,4 +133,17 @@ class StaticEngine(RunToCompletionEngine):
         self.sample([batch[i] for i in live], logits)
         self.log.report(StepOutcome(kind, rows, len(batch) * width, held))
         return [batch[i] for i in live]
-# ANCHOR_END: engine
+    # ANCHOR_END: engine
+
+    # ANCHOR: next_batch
+    def next_batch(self):
+        """Whatever has arrived, up to max_batch_size, in arrival order. With
+        bucket_by_length, the waiting requests are first sorted by expected
+        output length (custom batching): requests that will finish together
+        share a batch, so fewer rows idle."""
+        if self.config.bucket_by_length:
+            self.waiting = deque(sorted(self.waiting,
+                                        key=lambda r: r.params.max_tokens))
+        size = min(len(self.waiting), self.config.max_batch_size)
+        return [self.waiting.popleft() for _ in range(size)]
+    # ANCHOR_END: next_batch

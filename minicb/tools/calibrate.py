@@ -88,9 +88,10 @@ def calibrate(checkpoint, shape: str, engine: str, workload, rates=None,
     # closed at the end: its KV cache holds most of the GPU, which the next shape needs
     with LLMEngine(checkpoint, engine=engine, **options) as real:
         replay(real, workload)                  # warm: the first run pays for setup
-        device, dtype = real.config.device, str(real.executor.dtype).removeprefix("torch.")
+        device = real.config.device
+        dtype = str(real.executor.dtype).removeprefix("torch.")
         base = this_machine(rates or measured_rates(device), device, dtype)
-        timed = real.stage.executor             # the step log's timer, around the executor
+        timed = real.stage.executor        # the step log's timer, around the executor
         timed.executor = passes = SequenceLog(timed.executor)
         steps = replay(real, workload).steps
         assert len(steps) == len(passes.passes), "a step with no forward pass, or two"
@@ -207,7 +208,7 @@ def decode_errors(profile: Hardware, runs: dict, max_model_len=2048) -> dict:
 
 
 def decode_runs(sidecar: dict, mode: str) -> dict:
-    """{shape: rows} of one mode ("paged", "paged, async scheduling") of an
+    """{shape: rows} of one mode ("paged", "paged, fused ops, async scheduling") of an
     08_decode_roofline sidecar."""
     runs = {key.split(" | ")[0]: rows for key, rows in sidecar["measurements"].items()
             if key.split(" | ")[1] == mode}
@@ -288,7 +289,8 @@ def main(argv=None):
     fit = commands.add_parser("fit-decode", help="fit a profile to a GPU run's decode steps")
     fit.add_argument("sidecar", help="an 08_decode_roofline.json of a GPU run")
     fit.add_argument("--datasheet", required=True, choices=sorted(HARDWARE), help="the GPU's peaks")
-    fit.add_argument("--mode", default="paged", help='"paged" or "paged, async scheduling"')
+    fit.add_argument("--mode", default="paged, fused ops",
+                     help='one of the sidecar\'s modes: "paged, fused ops", "paged", ...')
     fit.add_argument("--name", required=True, help="the profile's name: its file in minicb/profiles/")
     fit.add_argument("--commit", required=True, help="the commit the GPU run ran at")
     run = commands.add_parser("measure", help="calibrate stage 5 on this machine (a GPU run's part)")
