@@ -402,6 +402,11 @@ def test_each_notebook_s_question_links_its_answer_and_the_answers_cover_every_n
         question = "".join(json.loads(path.read_text())["cells"][1]["source"])
         assert "**Before you run it:**" in question and "](answers.md)" in question, path.name
         assert f"\n## {path.stem}: " in answers, path.stem
+        try_this = [cell for cell in json.loads(path.read_text())["cells"]
+                    if "".join(cell["source"]).startswith("## Try this")]
+        assert len(try_this) == 1, path.name
+        assert f"](answers.md#try-this-in-{path.stem})" in "".join(try_this[0]["source"]), path.name
+        assert f"\n## Try this in {path.stem}\n" in answers, path.stem
 
 
 # ---------------------------------------------------------------- the answers in the book
