@@ -157,13 +157,15 @@ def _combine_splits_kernel(
 
 # ANCHOR: wrapper
 def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
-                    block_size, max_query_len=None, num_splits=None, pack_heads=True):
+                    block_size, max_query_len=None, num_splits=None, pack_heads=True,
+                    tile_keys=None):
     """q [N, H, d] packed as in stage 4; k/v cache [num_blocks * block_size, KVH, d];
     block_tables [S, max blocks] int32 (entries past a sequence's end are ignored).
     num_splits: split each context into that many key ranges (decode steps
     only); None chooses: split long contexts when there are too few programs
-    to fill the GPU. pack_heads=False: one query head per program (for
-    comparison; see launch_options)."""
+    to fill the GPU. pack_heads=False: one query head per program, and
+    tile_keys: keys a tile walks per trip instead of tile_options' choice (both
+    for comparison, in notebook 08)."""
     num_heads, head_dim = q.shape[1], q.shape[2]
     check_cache(q[:0], k_cache, v_cache, 0)
     if k_cache.shape[0] % block_size:
@@ -172,6 +174,8 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     opts = launch_options(q, k_cache, max_query_len, pack_heads)
+    if tile_keys:
+        opts = dict(opts, BLOCK_N=tile_keys)
     num_splits = num_splits or choose_splits(
         len(seq_lens) * (num_heads // opts["HEADS"]), block_tables.shape[1] * block_size,
         max_query_len, multiprocessors(q.device))

@@ -26,6 +26,22 @@ def test_every_decode_attention_case_computes_the_same_output():
     assert num_bytes == 4 * (2 * 3 * 48 * 2 * 16 + 2 * 3 * 4 * 16)
 
 
+def test_tile_lengths_time_the_paged_kernel_at_each_length_in_turns():
+    """On a GPU the timer replays a CUDA graph (graph_ms); here the CPU's, on the
+    interpreter: what is checked is which kernel runs with which tile, and the rows."""
+    seen = []
+
+    def timer(fn):
+        seen.append(fn)
+        return benchmarks.time_ms(fn, reps=1)
+
+    rows = benchmarks.tile_lengths(2, 64, 4, 2, 16, torch.float32, "cpu", bandwidth=1e9,
+                                   lengths=(16, 32), repeats=2, timer=timer)
+    assert [r["tile_keys"] for r in rows] == [16, 32] and all(len(r["ms"]) == 2 for r in rows)
+    assert seen[0] is seen[2] and seen[1] is seen[3] and seen[0] is not seen[1]      # in turns
+    assert all(r["of_copy"] > 0 and r["head_dim"] == 16 for r in rows)
+
+
 def test_time_ms_and_copy_bandwidth_are_positive():
     assert benchmarks.time_ms(lambda: torch.ones(1000).sum()) > 0
     assert benchmarks.copy_bandwidth("cpu", 2**20) > 0

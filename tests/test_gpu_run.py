@@ -38,7 +38,7 @@ def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
             code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
             saved |= set(re.findall(r'save_figure\(\s*\w+,\s*"(\w+)"', code))
         expected = saved - ({"10_tensor_parallel_split"} if part.name == "parallel" else set())
-        assert set(part.figures) == expected, part.name
+        assert set(part.figures) | set(part.gpu_figures) == expected, part.name
 
 
 def test_every_part_of_an_h100_run_fits_one_command_and_the_parts_pack_into_windows():
@@ -86,14 +86,15 @@ def test_a_slower_gpu_gets_longer_estimates_and_the_plan_refuses_what_does_not_f
     assert refused and all(re.search(rf"{name} .*REFUSED", printed) for name in refused)
 
 
-def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True):
+def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True, rehearsal=True):
     """A part's archive holding these figure sidecars (each with a PNG)."""
     with tarfile.open(path, "w:gz") as tar:
         def add(name, data: bytes):
             info = tarfile.TarInfo(f"{part.name}/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-        add("results.json", json.dumps(dict(steps=[dict(name="x", passed=passed, seconds=1)])).encode())
+        add("results.json", json.dumps(dict(rehearsal=rehearsal,
+                                            steps=[dict(name="x", passed=passed, seconds=1)])).encode())
         add("log.txt", b"")
         for name, meta in figures.items():
             add(f"figures/{name}.png", b"png")
@@ -115,6 +116,17 @@ def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
     fake_archive(archive, part, {name: complete for name in part.figures}, passed=False)
     assert gpu_run.archive_problems(part, archive) == ["iteration.tar.gz: x failed (see log.txt)"]
     assert gpu_run.archive_problems(part, tmp_path / "none.tar.gz") == ["none.tar.gz: missing"]
+
+
+def test_a_figure_drawn_only_where_triton_compiles_is_expected_on_a_gpu_alone(tmp_path):
+    part = next(p for p in gpu_run.PARTS if p.name == "kernels")
+    complete = dict(gpu="H200", torch="2", triton="3", transformers="5", date="2026-11-26")
+    archive = tmp_path / "kernels.tar.gz"
+    fake_archive(archive, part, {name: complete for name in part.figures}, rehearsal=True)
+    assert gpu_run.archive_problems(part, archive) == []
+    fake_archive(archive, part, {name: complete for name in part.figures}, rehearsal=False)
+    assert gpu_run.archive_problems(part, archive) == [
+        f"kernels.tar.gz: no figures/{name}{suffix}" for name in part.gpu_figures for suffix in (".png", ".json")]
 
 
 def test_a_step_that_fails_prints_its_failure_and_one_that_passes_prints_one_line(tmp_path, capsys):

@@ -100,6 +100,17 @@ def test_packed_decode_matches_reference(dtype, heads, num_splits):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
 
 
+@pytest.mark.parametrize("tile_keys", [16, 32, 64])
+@pytest.mark.parametrize("num_splits", [1, 3])
+def test_a_tile_of_any_length_gives_the_reference(tile_keys, num_splits):
+    """Notebook 08 times the decode tile at other lengths than the rule's: each
+    walks the same keys, blocks of 16 shuffled through the pool."""
+    torch.manual_seed(8)
+    args = paged_inputs([1] * 4, [45, 1, 130, 64], 8, 2, 64, torch.float16, block_size=16)
+    out = paged_attention(*args, max_query_len=1, num_splits=num_splits, tile_keys=tile_keys)
+    torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float16])
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("heads", [(6, 2), (8, 1), (64, 1)], ids=lambda h: f"gqa{h[0] // h[1]}")
 def test_packing_changes_which_program_computes_a_head_not_its_value(dtype, heads):

@@ -49,15 +49,38 @@ def time_ms(fn, reps=5) -> float:
     return statistics.median(times)
 
 
-def interleaved_ms(cases: dict, repeats=3) -> dict:
+def interleaved_ms(cases: dict, repeats=3, timer=time_ms) -> dict:
     """{name: [ms per call, one per repeat]} for each zero-argument callable in
     ``cases``, timed in turns (every case once, then again): the repeats a
     claim about their times is judged from (minicb.tools.claims)."""
     times = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():
-            times[name].append(time_ms(fn))
+            times[name].append(timer(fn))
     return times
+
+
+def graph_ms(fn, reps=100) -> float:
+    """Median milliseconds of ``fn`` on a GPU replayed from a CUDA graph, as an
+    engine's decode step runs its kernels: no Python between the launches. (Between
+    do_bench's calls the host launches the next one in Python, which a small
+    kernel's time then measures.) The L2 cache is flushed before every replay, as
+    do_bench does, so the inputs come from memory."""
+    fn()                                     # compiled before the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    timed = lambda: torch.cuda.Event(enable_timing=True)      # noqa: E731
+    events = [(timed(), timed()) for _ in range(reps)]
+    for start, end in events:
+        flush.zero_()
+        start.record()
+        graph.replay()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(start.elapsed_time(end) for start, end in events)
 
 
 def copy_bandwidth(device, num_bytes=2**30) -> float:
@@ -280,12 +303,13 @@ def host_and_step_ms(run) -> dict:
 # ---------------------------------------------------------------- figure 6
 # ANCHOR: kernel_cases
 def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, device,
-                           block_size=16, seed=0):
+                           block_size=16, seed=0, tile_keys=None):
     """One decode step's attention (one query per sequence, ``context`` keys
     each) laid out for every stage's kernel, the naive reference and PyTorch's
     SDPA (and stage 5 with one program per query head, the layout before GQA
     packing). Returns {name: zero-argument callable} and the bytes one call
-    must read and write at least (K, V, q and the output)."""
+    must read and write at least (K, V, q and the output). tile_keys: stage 5's
+    keys per tile, instead of its rule's (tile_lengths compares them)."""
     triton_ops, reference = attention_ops("triton"), attention_ops("reference")
     g = torch.Generator(device="cpu").manual_seed(seed)
     rand = lambda *shape: torch.randn(*shape, generator=g).to(  # noqa: E731
@@ -320,7 +344,8 @@ def decode_attention_cases(batch, context, heads, kv_heads, head_dim, dtype, dev
             q, flat_k, flat_v, cu_seqlens, seq_lens,
             ints(range(0, batch * context, context)), 1),
         "stage 5 paged": lambda: triton_ops.paged_attention(
-            q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1),
+            q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1,
+            tile_keys=tile_keys),
         PER_HEAD: lambda: triton_ops.paged_attention(
             q, paged_k, paged_v, cu_seqlens, seq_lens, block_tables, block_size, 1,
             pack_heads=False),
@@ -339,6 +364,23 @@ PER_HEAD = "stage 5 paged, one head per program"
 # The cases that launch minicb's Triton kernels (the rest are PyTorch's).
 TRITON_CASES = ("stage 1 contiguous (per sequence)", "stage 2 padded", "stage 4 ragged",
                 "stage 5 paged", PER_HEAD)
+
+
+def tile_lengths(batch, context, heads, kv_heads, head_dim, dtype, device, bandwidth,
+                 lengths=(32, 64), repeats=3, timer=graph_ms) -> list[dict]:
+    """The paged decode kernel with each tile length (keys per trip round its
+    loop), timed in turns ``repeats`` times by ``timer``: a row per length, with
+    its times and the share of ``bandwidth`` its median moves the bytes at."""
+    cases = {}
+    for keys in lengths:
+        calls, num_bytes = decode_attention_cases(batch, context, heads, kv_heads, head_dim,
+                                                  dtype, device, tile_keys=keys)
+        cases[keys] = calls["stage 5 paged"]
+    times = interleaved_ms(cases, repeats, timer)
+    return [dict(tile_keys=keys, batch=batch, context=context, heads=heads, kv_heads=kv_heads,
+                 head_dim=head_dim, ms=ms,
+                 of_copy=num_bytes / (statistics.median(ms) / 1e3) / bandwidth)
+            for keys, ms in times.items()]
 
 
 def paged_decode_bytes(batch, context, heads, kv_heads, head_dim, dtype, device, block_size=16) -> dict:

@@ -61,6 +61,7 @@ class Part:
     notebooks: list[str] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)      # pytest arguments
     figures: list[str] = field(default_factory=list)    # what its notebooks must draw
+    gpu_figures: list[str] = field(default_factory=list)  # ...and draw only where Triton compiles
     checkpoints: list[str] = field(default_factory=list)   # shapes written meanwhile, for later parts
     rehearsal_skips: str = "CUDA graphs and CUDA events (the CPU runs the sdpa backend on the wall clock)"
     # python -m MODULE --out PART_FOLDER/OUTPUT: a module that writes files, not figures
@@ -84,7 +85,7 @@ PARTS = [
          tests=GPU_TESTS, checkpoints=["llama-3.2-1b", "llama-3.1-8b"],
          rehearsal_skips="running the GPU tests (collected only: `make test` runs them on this CPU)"),
     Part("kernels", "kernel bandwidth, what a program reads, the decode roofline", ["08_kernels"],
-         figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"],
+         figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"], gpu_figures=["08_decode_tile"],
          rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
     Part("stages", "stages 1-3: prefill and decode, the white squares, the window",
          ["01_single", "02_static", "03_dynamic"],
@@ -480,7 +481,9 @@ def archive_problems(part: Part, archive: Path) -> list[str]:
                     if f"{part.name}/{name}" not in names]
         if part.output and not any(n.startswith(f"{part.name}/{part.output}/") for n in names):
             problems.append(f"{archive.name}: nothing in {part.output}/")
-        for figure in part.figures:
+        rehearsal = (f"{part.name}/results.json" in names
+                     and json.loads(read("results.json")).get("rehearsal", True))
+        for figure in part.figures + ([] if rehearsal else part.gpu_figures):
             for suffix in (".png", ".json"):
                 if f"{part.name}/figures/{figure}{suffix}" not in names:
                     problems.append(f"{archive.name}: no figures/{figure}{suffix}")
