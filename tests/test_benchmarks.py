@@ -55,14 +55,18 @@ def test_interleaved_ms_times_every_case_in_turns():
     assert calls[:12] == ["a"] * 6 + ["b"] * 6 and calls[12:] == ["a"] * 6 + ["b"] * 6   # warm-up + 5, in turns
 
 
-def test_decode_weight_bytes_leave_out_an_untied_embedding(checkpoints):
-    model = load_model(checkpoints["llama"])
-    every = sum(p.numel() * p.element_size() for p in model.parameters())
-    embedding = model.embed_tokens.weight.numel() * 4
-    expected = every if model.config.tie_word_embeddings else every - embedding
-    assert benchmarks.decode_weight_bytes(model) == expected
-    model.config.tie_word_embeddings = not model.config.tie_word_embeddings
-    assert benchmarks.decode_weight_bytes(model) == (every - embedding if expected == every else every)
+@pytest.mark.parametrize("arch", ["llama", "qwen3"])          # untied, and tied embeddings
+def test_decode_weight_bytes_count_the_lm_head_and_not_the_embedding(checkpoints, arch):
+    """A step reads the lm_head whole and one embedding row per token. Tied, the
+    two share one memory, which counts once (as the lm_head)."""
+    model = load_model(checkpoints[arch])
+    tied = model.config.tie_word_embeddings
+    assert tied == (arch == "qwen3")
+    assert (model.lm_head.weight.data_ptr() == model.embed_tokens.weight.data_ptr()) == tied
+    layers = sum(p.numel() * 4 for name, p in model.named_parameters()
+                 if not name.startswith(("embed_tokens", "lm_head")))
+    lm_head = model.lm_head.weight.numel() * 4
+    assert benchmarks.decode_weight_bytes(model) == layers + lm_head
 
 
 @pytest.mark.parametrize("overlap", [False, True])

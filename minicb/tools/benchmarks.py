@@ -418,11 +418,15 @@ def kernel_bandwidth(points, heads, kv_heads, head_dim, dtype, device, bandwidth
 # ANCHOR: roofline
 def decode_weight_bytes(model) -> int:
     """Parameter bytes a decode step reads: everything but the embedding
-    table, of which it reads one row per token (unless tied to the lm_head)."""
-    total = sum(p.numel() * p.element_size() for p in model.parameters())
-    if not model.config.tie_word_embeddings:
-        total -= (model.embed_tokens.weight.numel()
-                  * model.embed_tokens.weight.element_size())
+    table, of which it reads one row per token. The lm_head it reads whole:
+    tied to the embedding, it is the same memory (load_model), counted once."""
+    embed, head = model.embed_tokens.weight, model.lm_head.weight
+    # tied weights: two names, one memory
+    memory = {(p.data_ptr(), p.numel()): p.numel() * p.element_size()
+              for p in model.parameters()}
+    total = sum(memory.values())
+    if embed.data_ptr() != head.data_ptr():
+        total -= embed.numel() * embed.element_size()
     return total
 
 
