@@ -162,10 +162,12 @@ class JoinedLinear:
 
     def __init__(self, *linears: nn.Linear):
         self.sizes = [linear.out_features for linear in linears]
-        self.weight = torch.cat([linear.weight for linear in linears])
+        # detached: a loaded weight requires grad, and cat's graph would keep the
+        # separate weights alive beside the joined copy (twice the memory)
+        self.weight = torch.cat([linear.weight.detach() for linear in linears])
         has_bias = linears[0].bias is not None
-        self.bias = (torch.cat([linear.bias for linear in linears]) if has_bias
-                     else None)
+        self.bias = (torch.cat([linear.bias.detach() for linear in linears])
+                     if has_bias else None)
         for i, linear in enumerate(linears):
             rows = self.weight.split(self.sizes)[i]
             linear.weight = nn.Parameter(rows, requires_grad=False)

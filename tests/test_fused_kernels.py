@@ -146,6 +146,24 @@ def test_joined_projections_share_the_weights_memory_and_compute_the_same(llama)
         torch.testing.assert_close(joined, linear(x))
 
 
+def test_joining_the_projections_frees_the_separate_weights(llama):
+    """A loaded weight requires grad: a join that kept cat's graph would hold every
+    separate q, k, v, gate and up weight beside the joined copy (8.5 GiB on the 8B
+    shape, memory the KV budget does not count)."""
+    import gc
+    import weakref
+
+    from minicb.checkpoint import load_model
+
+    model = load_model(llama)
+    separate = [weakref.ref(linear.weight) for layer in model.layers
+                for linear in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj,
+                               layer.mlp.gate_proj, layer.mlp.up_proj)]
+    model.join_projections()
+    gc.collect()
+    assert [ref() for ref in separate] == [None] * len(separate)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
 @pytest.mark.parametrize("vocab", [7, 1024, 2500])
 def test_finite_argmax_matches_its_twin_ties_and_broken_rows_included(dtype, vocab):

@@ -101,8 +101,12 @@ def measured_rates(device) -> dict:
         dtype = torch.float16
     a, b = (torch.randn(n, n, device=device).to(dtype) for _ in range(2))
     matmul_s = time_ms(lambda: a @ b) / 1e3
-    return dict(copy_gb_s=round(copy_bandwidth(device, 2**30 if cuda else 2**26) / 1e9, 1),
-                matmul_tflops=round(2 * n**3 / matmul_s / 1e12, 2), matmul_dtype=str(dtype).removeprefix("torch."))
+    rates = dict(copy_gb_s=round(copy_bandwidth(device, 2**30 if cuda else 2**26) / 1e9, 1),
+                 matmul_tflops=round(2 * n**3 / matmul_s / 1e12, 2), matmul_dtype=str(dtype).removeprefix("torch."))
+    del a, b
+    if cuda:     # hand the buffers back: cached here, they are not free to another process's engine
+        torch.cuda.empty_cache()
+    return rates
 
 
 # ---------------------------------------------------------------- figure 1
