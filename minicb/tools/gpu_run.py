@@ -193,7 +193,7 @@ class CostModel:
     copy_bytes_s: float
     flops_s: float
     host_s: float = 2e-3               # a step's scheduling and inputs, in Python
-    peer_host_s: float = 25e-3         # transformers' steps, whose Python is heavier
+    peer_host_s: float = 75e-3         # transformers' steps, whose Python is heavier (an H200's run)
     event_s: float = 0.15e-3           # a served token: its server-sent event, out and in
 
     def run(self, shape, prompt_tokens, output_tokens, concurrency, host_s=None) -> float:
