@@ -222,3 +222,19 @@ def test_a_gpu_too_small_for_a_shape_gets_the_largest_that_fits():
     assert not t4.fits("llama-3.1-8b") and t4.fits("llama-3.2-1b")
 
 
+
+
+def test_a_part_can_run_some_of_its_notebooks_and_expects_only_their_figures():
+    [stages] = gpu_run.chosen(["stages:03_dynamic"])
+    assert stages.notebooks == ["03_dynamic"] and stages.figures == ["03_dynamic_window"]
+    [both] = gpu_run.chosen(["iteration:04_continuous,06_memory_pressure"])
+    assert both.notebooks == ["04_continuous", "06_memory_pressure"]
+    assert both.figures == ["04_orca_picture", "04_tokens_per_step", "04_latency_cdf", "06_scheduling_knobs"]
+    assert [p.name for p in gpu_run.chosen(["kernels", "stages"])] == ["kernels", "stages"]
+    assert gpu_run.chosen([]) == gpu_run.PARTS
+    full = dict(copy_gb_s=4219, matmul_tflops=784)
+    assert gpu_run.part_minutes(stages, full) < gpu_run.part_minutes(gpu_run.chosen(["stages"])[0], full)
+    with pytest.raises(SystemExit, match="part stages has no notebook '04_continuous'"):
+        gpu_run.chosen(["stages:04_continuous"])
+    with pytest.raises(SystemExit, match="unknown part 'stage'"):
+        gpu_run.chosen(["stage:03_dynamic"])

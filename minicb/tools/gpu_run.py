@@ -3,6 +3,7 @@
     make gpu-wheels                   # with a network: the wheels `make gpu` installs offline
     make gpu-plan                     # on the GPU: each part, and its minutes on this GPU
     make gpu PARTS="correctness"      # a part (or several, or all); PARTS unset: all of them
+    make gpu PARTS="stages:03_dynamic"  # only that notebook of the part, and its figures
     make gpu-rehearsal                # every part on this CPU, as CI runs it
 
 A lent GPU comes in short windows (15 minutes in all, the machine's start and
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -500,11 +501,28 @@ def archive_problems(part: Part, archive: Path) -> list[str]:
 
 # ---------------------------------------------------------------- the commands
 def chosen(names) -> list[Part]:
+    """The parts named, all of them if none. PART:NOTEBOOK,... keeps only those of the
+    part's notebooks, and their figures: what a short window can finish."""
     by_name = {part.name: part for part in PARTS}
-    unknown = [name for name in names if name not in by_name]
+    parts = []
+    for name in names:
+        part_name, _, notebooks = name.partition(":")
+        if part_name not in by_name:
+            raise SystemExit(f"unknown part {part_name!r}; choose from {', '.join(by_name)}")
+        parts.append(by_name[part_name] if not notebooks else
+                     only_notebooks(by_name[part_name], notebooks.split(",")))
+    return parts or PARTS
+
+
+def only_notebooks(part: Part, notebooks: list[str]) -> Part:
+    unknown = [nb for nb in notebooks if nb not in part.notebooks]
     if unknown:
-        raise SystemExit(f"unknown part {unknown[0]!r}; choose from {', '.join(by_name)}")
-    return [by_name[name] for name in names] if names else PARTS
+        raise SystemExit(f"part {part.name} has no notebook {unknown[0]!r}; "
+                         f"it runs {', '.join(part.notebooks) or 'none'}")
+    ours = [nb.split("_")[0] + "_" for nb in notebooks]        # a figure starts with its notebook's number
+    keep = [name for name in part.figures if name.startswith(tuple(ours))]
+    keep_gpu = [name for name in part.gpu_figures if name.startswith(tuple(ours))]
+    return replace(part, notebooks=notebooks, figures=keep, gpu_figures=keep_gpu, tests=[], module="")
 
 
 def plan(parts) -> dict[str, float]:
@@ -543,7 +561,8 @@ def main(argv=None):
     run = commands.add_parser("run", help="run parts on this GPU, each into OUT/PART.tar.gz")
     rehearse = commands.add_parser("rehearse", help="run every part on this CPU and check the archives")
     for command in (run, rehearse):
-        command.add_argument("parts", nargs="*", help="part names (default: all)")
+        command.add_argument("parts", nargs="*", help="part names (default: all); PART:NOTEBOOK,... "
+                             "runs only those notebooks of the part")
         command.add_argument("--out", default="gpu-results", help="the folder the archives go to")
     run.add_argument("--force", action="store_true", help="run a part whose estimate is over the limit")
     run.add_argument("--minutes", type=float, help="stop what still runs this many minutes from now, "
