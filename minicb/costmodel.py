@@ -106,6 +106,9 @@ class Hardware:
     sequence_overhead: float = 0.0
     token_overhead: float = 0.0
     cached_token_overhead: float = 0.0
+    # On a GPU only decode steps replay CUDA graphs: a step that carries a prompt
+    # launches its kernels one by one from Python, and pays this much more.
+    prompt_step_overhead: float = 0.0
     dtype: str = "bfloat16"        # what the model runs in there
     # None: a datasheet profile, its fractions and overheads the assumptions above.
     # A measured profile says what measured it (GPU, versions, commit, date, which
@@ -170,6 +173,8 @@ def step_seconds(hw: Hardware, shape: ModelShape, bytes_per_value: int,
     attention = 4 * shape.layers * shape.heads * shape.head_dim * pairs
     overhead = (hw.step_overhead + hw.sequence_overhead * len(sequences)
                 + hw.token_overhead * new + hw.cached_token_overhead * cached)
+    if any(n > 1 for n, _ in sequences):                 # not a graph's replay
+        overhead += hw.prompt_step_overhead
     return max(memory / (hw.bandwidth * hw.bandwidth_fraction),
                (linear + attention) / (hw.flops * hw.flops_fraction)) + overhead
 # ANCHOR_END: step_seconds

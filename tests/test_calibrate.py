@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from minicb import LLMEngine
-from minicb.costmodel import HARDWARE
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, step_seconds
 from minicb.tools.benchmarks import simulated_decode_roofline
 from minicb.tools.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
                                     decode_runs, fit_costs, fit_decode_sidecar, fit_nonnegative,
-                                    step_features)
+                                    launch_cost, spread_errors, step_features)
 from minicb.tools.driver import replay
 from minicb.tools.workload import synthetic_workload
 
@@ -97,6 +97,7 @@ def test_the_sequence_log_sees_each_pass_as_the_simulated_executor_does(llama):
 
 # ---------------------------------------------------------------- a GPU's decode steps
 SIDECAR = Path(__file__).resolve().parent.parent / "figures" / "gpu" / "08_decode_roofline.json"
+SPREAD = SIDECAR.parent / "07_throughput_vs_spread.json"
 # The engine a GPU runs by default (fused ops, CUDA graphs), without and with async scheduling.
 MODES = {"h200-measured": "paged, fused ops", "h200-measured-async": "paged, fused ops, async scheduling"}
 
@@ -120,7 +121,8 @@ def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_12_p
     simulated engine with it lands within 12% of every measured decode step (chapter 11
     quotes each profile's worst); the datasheet's assumed profile misses by far more."""
     committed = HARDWARE[name]
-    refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"])
+    refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"],
+                                          launches=SPREAD)
     assert refitted == committed
     assert committed.kind == "measured" and committed.measured["gpu"] == "NVIDIA H200"
     assert all(abs(e["error"]) <= 0.12 for rows in errors.values() for e in rows), errors
@@ -129,6 +131,46 @@ def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_12_p
     datasheet = decode_errors(HARDWARE["h200"], decode_runs(json.loads(SIDECAR.read_text()), MODES[name]))
     assert HARDWARE["h200"].kind.startswith("datasheet")
     assert max(abs(e["error"]) for rows in datasheet.values() for e in rows) > 0.2
+
+
+def test_a_step_that_carries_a_prompt_costs_what_the_launch_line_measured():
+    spread = json.loads(SPREAD.read_text())
+    [on], [off] = spread["launches"]["measurements"]["on"], spread["launches"]["measurements"]["off"]
+    assert launch_cost(spread) == pytest.approx(off["static"]["median_step_s"] - on["static"]["median_step_s"])
+    assert 1e-3 < launch_cost(spread) < 20e-3
+    profile = HARDWARE["h200-measured"]
+    assert profile.prompt_step_overhead == launch_cost(spread)
+    shape = MODEL_SHAPES["llama-3.2-1b"]
+    decode, prompt = [(1, 600)] * 4, [(1, 600)] * 3 + [(2, 600)]
+    without = dataclasses.replace(profile, prompt_step_overhead=0.0)
+    assert step_seconds(profile, shape, 2, decode, 4) == step_seconds(without, shape, 2, decode, 4)
+    assert step_seconds(profile, shape, 2, prompt, 4) == pytest.approx(
+        step_seconds(without, shape, 2, prompt, 4) + launch_cost(spread))
+
+
+@pytest.mark.long
+def test_the_simulated_spread_takes_the_h200s_steps_and_lands_near_its_throughput():
+    """The simulated executor, with the profile fitted to the H200's decode steps and its
+    launch line, runs notebook 07's spread experiment as the H200 ran it: every stage takes
+    exactly the steps it took there, and predicts its output tokens per second within 35%
+    (chapter 11 quotes the errors). Without the cost of a step that carries a prompt, the
+    prediction for continuous and paged batching at the narrowest spread is about twice
+    what the H200 ran."""
+    spread = json.loads(SPREAD.read_text())
+    errors = spread_errors(HARDWARE["h200-measured"], spread)
+    assert {cap: sorted(runs) for cap, runs in errors.items()} == \
+        {cap: ["continuous", "paged", "static"] for cap in ("32", "128", "512", "1536")}
+    for cap, runs in errors.items():
+        for engine, e in runs.items():
+            predicted_steps, measured_steps = e["steps"]
+            assert predicted_steps == measured_steps, (cap, engine)
+            predicted, measured = e["output_tok_s"]
+            assert 1 / 1.35 <= predicted / measured <= 1.35, (cap, engine, predicted, measured)
+    narrow = dict(spread, setup={"32": spread["setup"]["32"]})
+    without = spread_errors(dataclasses.replace(HARDWARE["h200-measured"], prompt_step_overhead=0.0), narrow)
+    for engine in ("continuous", "paged"):
+        predicted, measured = without["32"][engine]["output_tok_s"]
+        assert predicted / measured > 1.8, (engine, predicted, measured)
 
 
 def test_a_mode_the_sidecar_lacks_is_named_with_those_it_has():

@@ -1,6 +1,7 @@
 """The course's exercises: every reference passes its check, every stub fails
 with a message a student can act on, and wrong answers are caught where they
 go wrong."""
+import dataclasses
 import json
 import re
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 import triton
 import triton.language as tl
 
+from minicb import costmodel
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
 from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, check, engine_function,
@@ -234,6 +236,15 @@ def collective_bytes_once_per_layer(cfg, num_tokens, num_sampled, n, bytes_per_v
                 all_gather=num_sampled * math.ceil(cfg.vocab_size / n) * bytes_per_value)
 
 
+def step_seconds_with_every_step_replayed(hw, shape, bytes_per_value, sequences, sampled):
+    """Wrong: a step that carries a prompt priced as if it replayed a CUDA graph."""
+    return ENGINE_STEP_SECONDS(dataclasses.replace(hw, prompt_step_overhead=0.0), shape,
+                               bytes_per_value, sequences, sampled)
+
+
+ENGINE_STEP_SECONDS = costmodel.step_seconds      # the check puts the one under test in its place
+
+
 def step_seconds_adding_bytes_and_flops(hw, shape, bytes_per_value, sequences, sampled):
     """Wrong: memory and arithmetic added, as if a GPU could not overlap them."""
     new = sum(n for n, _ in sequences)
@@ -264,6 +275,8 @@ def kv_budget_of_the_whole_gpu(hw, shape, bytes_per_value, utilization=0.9):
      r"\(8, 10, \(2, 3\), "),
     ("collective_bytes", collective_bytes_once_per_layer, r"collective_bytes \(1 tokens, 1 sampled"),
     ("step_cost", step_seconds_adding_bytes_and_flops, r"step_cost \(one decode\): yours gives "),
+    ("step_cost", step_seconds_with_every_step_replayed,
+     r"step_cost \(a measured profile, a prompt beside decodes\): yours gives "),
     ("kv_budget", kv_budget_of_the_whole_gpu, r"kv_budget \(OPT-13B on an A100 40 GB\): yours gives "),
 ])
 def test_a_wrong_function_is_caught_on_the_case_that_shows_it(name, function, message):

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from ..llm import LLMEngine
 from .benchmarks import measured_rates, simulated_decode_roofline
 from .driver import replay
 from .scale import rehearsed, run_scale
-from .workload import synthetic_workload
+from .workload import preset_workload, synthetic_workload
 
 # The Hardware fields a calibration fits, in the order of step_features.
 OVERHEADS = ("step_overhead", "sequence_overhead", "token_overhead", "cached_token_overhead")
@@ -218,9 +219,47 @@ def decode_runs(sidecar: dict, mode: str) -> dict:
     return runs
 
 
-def fit_decode_sidecar(path, datasheet: str, mode: str, commit: str) -> tuple:
+# ANCHOR: prompt_steps
+def launch_cost(spread: dict) -> float:
+    """What a step pays for launching its kernels from Python instead of replaying
+    a CUDA graph, from a 07_throughput_vs_spread sidecar: its launch line ran the
+    same steps with graphs on and with graphs off, and static batching's steps are
+    decodes alone, so its median step off less on is that cost."""
+    def median_step(graphs):
+        runs = spread["launches"]["measurements"][graphs]
+        return statistics.median(run["static"]["median_step_s"] for run in runs)
+    return median_step("off") - median_step("on")
+
+
+def spread_errors(profile: Hardware, spread: dict) -> dict:
+    """{cap: {engine: (predicted, measured)}} of steps and output tokens per second:
+    the simulated executor with ``profile`` runs the spread experiment of a
+    07_throughput_vs_spread sidecar, each engine with the options it ran with."""
+    sizes, shape, errors = spread["sizes"], spread["model"]["shape"], {}
+    for cap, setup in spread["setup"].items():
+        workload = preset_workload("anyscale", num_requests=sizes["num_requests"],
+                                   cap=int(cap), scale=sizes["scale"],
+                                   seed=spread["workload"]["seed"])
+        measured = spread["measurements"][0][cap]
+        errors[cap] = {}
+        for engine, options in setup["options"].items():
+            if engine not in measured:                  # dynamic: static's batches here
+                continue
+            simulated = LLMEngine(shape, engine=engine, executor="simulated",
+                                  hardware=profile, **options)
+            run = replay(simulated, workload).summary()
+            errors[cap][engine] = dict(
+                steps=(run["steps"], measured[engine]["steps"]),
+                output_tok_s=(run["output_tok_s"], measured[engine]["output_tok_s"]))
+    return errors
+# ANCHOR_END: prompt_steps
+
+
+def fit_decode_sidecar(path, datasheet: str, mode: str, commit: str, launches=None) -> tuple:
     """The profile of one mode of a GPU run's 08_decode_roofline sidecar, with
-    its provenance; and its errors at every measured batch."""
+    its provenance; and its errors at every measured batch. ``launches``: a
+    07_throughput_vs_spread sidecar of the same GPU, for what a step that carries
+    a prompt pays (launch_cost)."""
     sidecar = json.loads(Path(path).read_text())
     runs = decode_runs(sidecar, mode)
     measured = dict(gpu=sidecar["gpu"], torch=sidecar["torch"], triton=sidecar["triton"],
@@ -232,6 +271,12 @@ def fit_decode_sidecar(path, datasheet: str, mode: str, commit: str) -> tuple:
     errors = decode_errors(profile, runs)
     worst = max(abs(e["error"]) for rows in errors.values() for e in rows)
     profile = dataclasses.replace(profile, measured=dict(profile.measured, worst_error=round(worst, 4)))
+    if launches is not None:
+        profile = dataclasses.replace(
+            profile, prompt_step_overhead=launch_cost(json.loads(Path(launches).read_text())),
+            measured=dict(profile.measured, fitted=[
+                *profile.measured["fitted"], f"prompt_step_overhead ({Path(launches).name}: static "
+                "batching's median step with CUDA graphs off less on)"]))
     return profile, errors
 
 
@@ -293,11 +338,14 @@ def main(argv=None):
                      help='one of the sidecar\'s modes: "paged, fused ops", "paged", ...')
     fit.add_argument("--name", required=True, help="the profile's name: its file in minicb/profiles/")
     fit.add_argument("--commit", required=True, help="the commit the GPU run ran at")
+    fit.add_argument("--launches", help="a 07_throughput_vs_spread.json of the same GPU: what a "
+                     "step that carries a prompt pays")
     run = commands.add_parser("measure", help="calibrate stage 5 on this machine (a GPU run's part)")
     run.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     if args.command == "fit-decode":
-        profile, errors = fit_decode_sidecar(args.sidecar, args.datasheet, args.mode, args.commit)
+        profile, errors = fit_decode_sidecar(args.sidecar, args.datasheet, args.mode, args.commit,
+                                             args.launches)
         path = save_profile(profile, PROFILES / f"{args.name}.json")
         print(f"{path}: bandwidth {profile.bandwidth_fraction:.1%} of {profile.bandwidth / 1e12:.2f} TB/s, "
               f"{1e3 * profile.step_overhead:.3f} ms a step, {1e6 * profile.sequence_overhead:.1f} us a sequence")

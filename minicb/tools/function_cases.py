@@ -98,7 +98,9 @@ def step_cases():
              "a 4,096-token prefill": (h100, shape, 2, [(4096, 4096)], 1),
              "a chunk beside decodes": (h100, MODEL_SHAPES["llama-3.2-1b"], 2,
                                         [(256, 768)] + [(1, 300)] * 8, 9),
-             "a measured profile": (measured, shape, 2, [(1, 2048)] * 16, 16)}
+             "a measured profile": (measured, shape, 2, [(1, 2048)] * 16, 16),
+             "a measured profile, a prompt beside decodes": (measured, shape, 2,
+                                                             [(300, 300)] + [(1, 900)] * 7, 8)}
     return [(label, lambda a=args: step_seconds(*a), lambda s: s) for label, args in cases.items()]
 
 

@@ -9,7 +9,8 @@ Check: ``python -m minicb check step_cost``.
 
 def step_seconds(hw, shape, bytes_per_value, sequences, sampled) -> float:
     """hw: a Hardware profile (bandwidth, flops, their achieved fractions, and
-    step_overhead, sequence_overhead, token_overhead, cached_token_overhead);
+    step_overhead, sequence_overhead, token_overhead, cached_token_overhead,
+    prompt_step_overhead);
     shape: a ModelShape (params, layers, layer_params, heads, head_dim, vocab,
     hidden, kv_bytes_per_token(bytes)). ``sequences``: (new tokens, context after
     them) per sequence; ``sampled``: how many rows get logits. Return seconds:
@@ -21,6 +22,7 @@ def step_seconds(hw, shape, bytes_per_value, sequences, sampled) -> float:
       per query head and per (query, key) pair a causal query sees;
     - the step takes the larger of bytes / (bandwidth x its fraction) and
       FLOPs / (flops x its fraction), plus the overheads: per step, per
-      sequence, per new token and per cached token.
+      sequence, per new token and per cached token, and per step that carries
+      a prompt (a sequence with more than one new token: no CUDA graph).
     """
     raise NotImplementedError
