@@ -2,6 +2,7 @@
 parts cover every notebook and figure, its plan fits an H100's half hour, an
 archive that lacks a figure is caught, and every line that only a GPU reaches
 names what reaches it there. `make test` also runs the whole rehearsal."""
+import dataclasses
 import inspect
 import io
 import json
@@ -72,6 +73,8 @@ def test_the_estimates_are_near_what_gpu_runs_measured(monkeypatch, run):
     monkeypatch.setattr(gpu_run, "ROOFLINE_MODES", run["modes"])
     for name, measured in run["seconds"].items():
         part = next(p for p in gpu_run.PARTS if p.name == name)
+        if name == "kernels":       # these runs came before the part profiled a decode step
+            part = dataclasses.replace(part, module="", output="")
         estimate = 60 * gpu_run.part_minutes(part, run["rates"])
         assert measured / 1.5 <= estimate <= measured * 1.5, (name, estimate, measured)
 
@@ -106,6 +109,8 @@ def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True, reh
         add("results.json", json.dumps(dict(rehearsal=rehearsal,
                                             steps=[dict(name="x", passed=passed, seconds=1)])).encode())
         add("log.txt", b"")
+        if part.output:
+            add(f"{part.output}/written.json", b"{}")
         for name, meta in figures.items():
             add(f"figures/{name}.png", b"png")
             add(f"figures/{name}.json", json.dumps(meta).encode())

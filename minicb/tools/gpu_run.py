@@ -85,8 +85,10 @@ PARTS = [
     Part("correctness", "the machine, and the GPU tests: compiled kernels, engines, graphs, server",
          tests=GPU_TESTS, checkpoints=["llama-3.2-1b", "llama-3.1-8b"],
          rehearsal_skips="running the GPU tests (collected only: `make test` runs them on this CPU)"),
-    Part("kernels", "kernel bandwidth, what a program reads, the decode roofline", ["08_kernels"],
+    Part("kernels", "kernel bandwidth, what a program reads, the decode roofline, where a step's "
+         "time goes", ["08_kernels"],
          figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"], gpu_figures=["08_decode_tile"],
+         module="minicb.tools.step_profile", output="profile",
          rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
     Part("stages", "stages 1-3: prefill and decode, the white squares, the window",
          ["01_single", "02_static", "03_dynamic"],
@@ -135,6 +137,7 @@ REACHED_ON_A_GPU = {
     "minicb/tools/figures.py": "part stages",
     "notebooks/08_kernels.ipynb": "part kernels",
     "minicb/tools/calibrate.py": "part calibrate",
+    "minicb/tools/step_profile.py": "part kernels",
 }
 # The driver and the scale table choose between the GPU and the CPU themselves.
 DECIDES_THE_DEVICE = ("minicb/tools/gpu_run.py", "minicb/tools/scale.py")
@@ -271,6 +274,18 @@ def calibrate_seconds(cost: CostModel) -> float:
                for shape in MEASURE["shapes"])
 
 
+def step_profile_seconds(cost: CostModel) -> float:
+    """The kernels part's profile of a decode step at batch 64: each shape's engine
+    built twice (without and with async scheduling), its 64 prompts prefilled and
+    a few dozen steps run."""
+    shapes = SIZES["08_kernels"]["full"]["roofline"]["shapes"]
+    return 2 * sum(cost.build(shape) + cost.run(shape, 64 * 1024, 64 * 40, 64) for shape in shapes)
+
+
+MODULE_SECONDS = {"minicb.tools.calibrate measure": calibrate_seconds,
+                  "minicb.tools.step_profile": step_profile_seconds}
+
+
 def study_seconds(s, cost: CostModel, shape) -> float:
     """Notebook 07's spread experiment in the study's shape (static, continuous, paged
     and the peers on the first peer_requests), and its line with graphs on and off. A
@@ -308,7 +323,7 @@ def part_minutes(part: Part, rates: dict) -> float:
     cost = CostModel(rates["copy_gb_s"] * 1e9, rates["matmul_tflops"] * 1e12)
     seconds = sum(notebook_seconds(nb, cost) for nb in part.notebooks)
     if part.module:
-        seconds += calibrate_seconds(cost)
+        seconds += MODULE_SECONDS[part.module](cost)
     if part.tests:
         seconds += 90          # the GPU test set on TEST_WORKERS processes: 64 s on an H200
     return seconds / 60
