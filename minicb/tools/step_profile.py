@@ -3,16 +3,18 @@
 Notebook 08 times the paged engine's decode step against its roofline, and the
 ratio says how far off it is, not where. This profiles the same step with
 torch.profiler: ``batch`` requests decoding together at ``context`` tokens, the
-engine as a GPU runs it by default (CUDA graphs, fused ops) and with async
-scheduling, and lists each kernel's time per step, most first, beside the
-bytes a step must read. On a CPU the profiler sees operators instead of
-kernels: the rehearsal checks the plumbing, not the numbers.
+engine as a GPU runs it by default (CUDA graphs, fused ops), with async
+scheduling, and with CUDA graphs off (every kernel launched from Python, as a
+step that carries a prompt runs), and lists each kernel's time a step and each
+host operator's, most first. On a CPU there are no kernels: the rehearsal
+checks the plumbing, not the numbers.
 
     python -m minicb.tools.step_profile --out FOLDER     # the kernels part of a GPU run
 """
 import argparse
 import json
 import math
+import time
 from pathlib import Path
 
 import torch
@@ -29,8 +31,9 @@ TOP_KERNELS = 25          # the rest of a step's kernels summed as one row
 # ANCHOR: step_profile
 def profile_decode(engine: LLMEngine, batch: int, context: int, num_steps=8) -> dict:
     """Run ``batch`` requests of ``context`` tokens until all decode together,
-    then profile ``num_steps`` decode steps: each kernel's (on a CPU, each
-    operator's) milliseconds a step, most first."""
+    then profile ``num_steps`` decode steps: each GPU kernel's milliseconds a
+    step, and each operator's on the host (its own time, in Python and torch),
+    most first."""
     admitting = batch * math.ceil(context / engine.config.max_num_batched_tokens) + 1
     params = SamplingParams(max_tokens=admitting + 2 * num_steps + 2, ignore_eos=True)
     for i in range(batch):
@@ -43,24 +46,29 @@ def profile_decode(engine: LLMEngine, batch: int, context: int, num_steps=8) -> 
     cuda = torch.device(engine.config.device).type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as profiled:
+        started = time.perf_counter()
         for _ in range(num_steps):
             engine.step()
         if cuda:
             torch.cuda.synchronize()
+        wall = (time.perf_counter() - started) / num_steps   # profiler included
     for request_id in list(engine.stage.unfinished):
         engine.abort(request_id)
-    return dict(batch=batch, context=context, steps=num_steps,
-                kernels=per_step(profiled.key_averages(), num_steps, cuda))
+    events = profiled.key_averages()
+    return dict(batch=batch, context=context, steps=num_steps, wall_ms=1e3 * wall,
+                kernels=per_step(events, num_steps, on_device=True) if cuda else [],
+                host=per_step(events, num_steps, on_device=False))
 
 
-def per_step(events, num_steps: int, cuda: bool) -> list[dict]:
-    """[{name, ms, calls}] a step, most first: on a GPU the kernels (events that
-    ran on the device), on a CPU every operator's own time."""
+def per_step(events, num_steps: int, on_device: bool) -> list[dict]:
+    """[{name, ms, calls}] a step, most first: the kernels that ran on the GPU,
+    or the operators' own time on the host."""
     rows = []
     for event in events:
-        if cuda and event.device_type.name != "CUDA":
+        if (event.device_type.name == "CUDA") != on_device:
             continue
-        micros = event.self_device_time_total if cuda else event.self_cpu_time_total
+        micros = (event.self_device_time_total if on_device
+                  else event.self_cpu_time_total)
         if micros > 0:
             rows.append(dict(name=event.key, ms=micros / 1e3 / num_steps,
                              calls=event.count / num_steps))
@@ -85,13 +93,13 @@ def main(argv=None):
         if scale.name == "full" and not scale.fits(shape):
             continue
         model, batch = scale.model(shape), min(64, max(batches))
-        for async_scheduling in (False, True):
+        # as a GPU runs it, with the host a step ahead, and eager (each kernel launched)
+        for mode in (dict(async_scheduling=False), dict(async_scheduling=True), dict(cuda_graphs=False)):
             with LLMEngine(scale.checkpoint(model), engine="paged", dtype=model["dtype"],
-                           max_num_seqs=batch, max_model_len=sizes["max_model_len"],
-                           async_scheduling=async_scheduling) as engine:
+                           max_num_seqs=batch, max_model_len=sizes["max_model_len"], **mode) as engine:
                 run = profile_decode(engine, batch, sizes["context"])
                 cfg = engine.config
-                run.update(shape=model["shape"], async_scheduling=async_scheduling,
+                run.update(shape=model["shape"], async_scheduling=cfg.async_scheduling,
                            cuda_graphs=cfg.cuda_graphs, fused_ops=cfg.fused_ops,
                            weight_bytes=decode_weight_bytes(engine.executor.model))
             runs.append(run)
@@ -103,11 +111,14 @@ def main(argv=None):
 
 
 def print_run(run):
-    total = sum(k["ms"] for k in run["kernels"])
-    print(f"{run['shape']}, batch {run['batch']}, context {run['context']}, async scheduling "
-          f"{run['async_scheduling']}: {total:.3f} ms of kernels a step", flush=True)
-    for k in run["kernels"]:
-        print(f"  {k['ms']:8.3f} ms {k['calls']:6.1f}x  {k['name'][:90]}", flush=True)
+    print(f"{run['shape']}, batch {run['batch']}, context {run['context']}, CUDA graphs "
+          f"{run['cuda_graphs']}, async scheduling {run['async_scheduling']}: "
+          f"{run['wall_ms']:.3f} ms a step under the profiler", flush=True)
+    for where in ("kernels", "host"):
+        rows = run[where]
+        print(f"  {where}: {sum(k['ms'] for k in rows):.3f} ms a step", flush=True)
+        for k in rows:
+            print(f"  {k['ms']:8.3f} ms {k['calls']:6.1f}x  {k['name'][:90]}", flush=True)
 
 
 if __name__ == "__main__":
