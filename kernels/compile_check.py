@@ -38,7 +38,7 @@ from triton.runtime.jit import JITFunction, create_function_from_signature
 from . import activation, argmax, kv_write, norm, online_softmax, rotary
 from .contiguous_attention import contiguous_attention
 from .padded_attention import padded_attention
-from .paged_attention import paged_attention
+from .paged_attention import paged_attention, paged_attention_tiles
 from .ragged_attention import ragged_attention
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -180,6 +180,9 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
             tables = ints(range(2 * 8)).view(2, 8)
             paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
                             tables, block_size, n)
+            # the same step as a graph replays it: tiles listed for 2n queries
+            paged_attention_tiles(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
+                                  tables, block_size, 2 * n)
             kv_write.store_kv_cache(q[:, :kv_heads], q[:, :kv_heads],
                                     k_cache[1], v_cache[1], torch.arange(2 * n))
         decode = (new(2, heads, head_dim), ints([0, 1, 2]), ints([300, 40]),

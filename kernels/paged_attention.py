@@ -92,6 +92,33 @@ def _paged_attention_kernel(
 # ANCHOR_END: kernel
 
 
+# ANCHOR: tiles_kernel
+@triton.jit(do_not_specialize=["stride_table"])
+def _paged_attention_tiles_kernel(
+    Q, K, V, O, CU_SEQLENS_Q, SEQ_LENS, BLOCK_TABLES, TILE_SEQS, TILE_BLOCKS,
+    stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+    stride_table, block_size, scale,
+    GROUP: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PRECISION: tl.constexpr,
+):
+    """_paged_attention_kernel with its query tiles listed instead of gridded:
+    program t runs tile TILE_BLOCKS[t] of sequence TILE_SEQS[t] (-1: none)."""
+    seq = tl.load(TILE_SEQS + tl.program_id(0))
+    if seq < 0:
+        return
+    q_start = tl.load(CU_SEQLENS_Q + seq)
+    num_queries = tl.load(CU_SEQLENS_Q + seq + 1) - q_start
+    context_len = tl.load(SEQ_LENS + seq)
+    paged_tile(Q + q_start * stride_qt, K, V, O + q_start * stride_ot,
+               BLOCK_TABLES + seq * stride_table, block_size,
+               stride_qt, stride_qh, stride_kt, stride_kh, stride_ot, stride_oh,
+               tl.load(TILE_BLOCKS + tl.program_id(0)), num_queries, context_len,
+               0, context_len, scale,
+               GROUP, HEADS, HEAD_DIM, BLOCK_D, BLOCK_M, BLOCK_N, PRECISION)
+# ANCHOR_END: tiles_kernel
+
+
 # ANCHOR: split_kernel
 @triton.jit(do_not_specialize=["stride_part", "stride_lse_part", "stride_table",
                                "split_len"])
@@ -192,6 +219,49 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
     )
     return out
 # ANCHOR_END: wrapper
+
+
+# ANCHOR: tiles_wrapper
+def query_tiles(cu_seqlens_q, queries_per_tile, num_tiles):
+    """(sequence, tile) of each of num_tiles programs: sequence s's queries in
+    tiles of queries_per_tile, one after another; -1 for programs past the
+    last. Torch operations on the GPU, with no value read back: a CUDA graph
+    can hold them."""
+    query_lens = cu_seqlens_q[1:] - cu_seqlens_q[:-1]
+    tiles = (query_lens + queries_per_tile - 1) // queries_per_tile
+    ends = torch.cumsum(tiles, 0)
+    program = torch.arange(num_tiles, device=ends.device, dtype=ends.dtype)
+    seq = torch.searchsorted(ends, program, right=True)
+    inside = seq < len(query_lens)
+    seq = seq.clamp(max=len(query_lens) - 1)
+    block = program - (ends[seq] - tiles[seq])
+    return torch.where(inside, seq, -1).to(torch.int32), block.to(torch.int32)
+
+
+def paged_attention_tiles(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
+                          block_size, max_query_len):
+    """paged_attention for a step replayed from a CUDA graph, whose grid is fixed
+    when it is captured: max_query_len is the most queries any sequence may
+    bring, and the grid has a program for every tile that N queries over S
+    sequences can need (N / queries_per_tile + S); the tiles past the step's
+    own exit at once. Sequences past the step's own carry no queries, and
+    query rows past the last sequence's are never written."""
+    num_heads, head_dim = q.shape[1], q.shape[2]
+    check_cache(q[:0], k_cache, v_cache, 0)
+    opts = launch_options(q, k_cache, max_query_len)
+    queries_per_tile = opts["BLOCK_M"] // opts["HEADS"]
+    num_tiles = triton.cdiv(q.shape[0], queries_per_tile) + len(seq_lens)
+    tile_seqs, tile_blocks = query_tiles(cu_seqlens_q, queries_per_tile, num_tiles)
+    out = torch.empty_like(q)
+    _paged_attention_tiles_kernel[(num_tiles, num_heads // opts["HEADS"])](
+        q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_tables,
+        tile_seqs, tile_blocks,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        out.stride(0), out.stride(1),
+        block_tables.stride(0), block_size, head_dim ** -0.5, **opts,
+    )
+    return out
+# ANCHOR_END: tiles_wrapper
 
 
 # ANCHOR: split_kv

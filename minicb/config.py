@@ -86,6 +86,12 @@ class EngineConfig:
     batch-size bucket, so a step costs a few launches instead of hundreds.
     Default: on with CUDA and the triton backend; needs both. Stages compare
     on equal terms only with the same setting."""
+    prompt_graphs: bool = False
+    """Stage 5, with cuda_graphs: replay the steps that carry prompt tokens from
+    CUDA graphs too, one per bucket of 64 to 2,048 tokens, their attention over
+    a fixed grid of listed query tiles, so that a chunk of a prompt costs its
+    tokens and not hundreds of launches. Off by default: stages 1-4 replay
+    decode steps alone."""
     fused_ops: bool | None = None
     """Every stage: the decoder layer's residual add and RMSNorm, rotary, and
     SwiGLU's SiLU x up as fused Triton kernels (minicb/layer_ops.py) instead of
@@ -160,6 +166,9 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
+        if self.prompt_graphs and not (self.cuda_graphs and self.engine == "paged"):
+            raise ValueError(f"prompt_graphs=True needs engine 'paged' with cuda_graphs=True, got engine "
+                             f"{self.engine!r} with cuda_graphs={self.cuda_graphs!r}")
         if self.fused_ops is None:
             self.fused_ops = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
                               and self.tensor_parallel_size == 1)

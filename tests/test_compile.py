@@ -28,7 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = {"add_rms_norm_kernel", "silu_mul_kernel", "rotary_kernel", "finite_argmax_kernel",
            "contiguous_attention_kernel", "padded_attention_kernel", "ragged_attention_kernel",
-           "paged_attention_kernel", "paged_attention_split_kernel", "combine_splits_kernel", "store_kv_kernel"}
+           "paged_attention_kernel", "paged_attention_tiles_kernel", "paged_attention_split_kernel",
+           "combine_splits_kernel", "store_kv_kernel"}
 FULL = os.environ.get("MINICB_COMPILE_CHECK") == "full"
 EXTRA_TRITON = os.environ.get("MINICB_EXTRA_TRITON")
 

@@ -88,6 +88,44 @@ def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     assert all(b == min(x for x in runner.buckets if x >= n) for b, n in zip(buckets, decode_sizes))
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["mixed", "chunked"])
+def test_padded_prompt_steps_over_listed_tiles_match_plain_ones(llama, chunked):
+    """Stage 5 with prompt_graphs: every step that carries prompt tokens goes through
+    buffers padded to 64 (32) tokens and 6 sequences, its attention over listed query
+    tiles (paged_attention_tiles); the tokens and the K/V equal plain steps'."""
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
+    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                   max_num_batched_tokens=64 if not chunked else 16, enable_chunked_prefill=chunked)
+    reference = LLM(llama, **options, cuda_graphs=False)
+    plain = reference.generate(PROMPTS_7, params)
+    llm = LLM(llama, **options)
+    llm.stage.config.prompt_graphs = True          # (a CPU config refuses it: no graphs)
+    runner = use_decode_graphs(llm.llm_engine)
+    assert runner.prompt_buckets == ([64] if not chunked else [])
+    if chunked:                   # (the buckets start at 64: here one of 32, padding chunks of 16)
+        runner.prompt_buckets = [32]
+    buckets, steps, forward, execute = [], [], runner.forward_prompt, runner.execute
+    runner.forward_prompt = lambda bucket, attn: (buckets.append(bucket), forward(bucket, attn))[1]
+    # (each step's tokens, and its longest query: more than one is a step that carries a prompt)
+    runner.execute = lambda ids, *rest: (steps.append((len(ids), rest[1].max_query_len)), execute(ids, *rest))[1]
+    padded = llm.generate(PROMPTS_7, params)
+    assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
+    torch.testing.assert_close(llm.stage.k_cache, reference.stage.k_cache, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(llm.stage.v_cache, reference.stage.v_cache, atol=1e-5, rtol=1e-5)
+    prompt_steps = [n for n, longest in steps if longest > 1]
+    assert len(buckets) == len(prompt_steps) > 1                  # every such step went through it
+    assert all(n <= b for b, n in zip(buckets, prompt_steps)) and any(n < b for b, n in zip(buckets, prompt_steps))
+    if chunked:
+        assert any(s.kind == "mixed" for s in llm.last_run.steps)   # chunks beside decodes
+
+
+def test_prompt_graphs_need_the_paged_stage_and_graphs():
+    with pytest.raises(ValueError, match="prompt_graphs=True needs engine 'paged' with cuda_graphs=True"):
+        EngineConfig(engine="continuous", prompt_graphs=True)
+    with pytest.raises(ValueError, match="cuda_graphs=False"):
+        EngineConfig(engine="paged", prompt_graphs=True, cuda_graphs=False)
+
+
 def test_cuda_graphs_need_cuda_and_triton():
     if torch.cuda.is_available():
         with pytest.raises(ValueError, match="attention_backend 'sdpa'"):
@@ -136,6 +174,53 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
     again = llm.generate(PROMPTS, params)
     assert recorded == buckets and len(replayed) == 2 * decode_steps   # captured once
     assert [o.output_token_ids for o in again] == [o.output_token_ids for o in expected]
+
+
+def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(llama):
+    """Capturing stands in as in stand_in_capture, for both kinds of step: a "graph"
+    replays by running the step on the static buffers into the output it captured."""
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
+    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                   max_num_batched_tokens=128)
+    expected = LLM(llama, **options, cuda_graphs=False).generate(PROMPTS_7, params)
+    llm = LLM(llama, **options)
+    llm.stage.config.prompt_graphs = True
+    runner = use_decode_graphs(llm.llm_engine)
+    captured = []
+
+    def capture(run):
+        output = run()
+        captured.append(output.shape[0])
+
+        def replay():
+            with torch.inference_mode():
+                output.copy_(run())
+        return SimpleNamespace(replay=replay), output
+    runner.captured, runner.capture = capture, True
+    outputs = llm.generate(PROMPTS_7, params)
+    # the prompt buckets at the first step, then the decode buckets at the first decode
+    assert captured == [128, 64, 6, 4, 2, 1]
+    assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128]
+    assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
+    llm.generate(PROMPTS_7, params)
+    assert len(captured) == 6                                       # captured once
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="captures CUDA graphs")
+def test_prompt_steps_replayed_from_cuda_graphs_match_eager_ones(llama):
+    """On a GPU, real graphs: chunks of long prompts beside decodes, each step
+    replayed from the graph of its token bucket, give the eager steps' tokens."""
+    prompts = [[(10 + i) % 250 for i in range(n)] for n in (300, 20, 90, 5, 150)]    # tiny vocab: 259
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in (6, 30, 12, 40, 3)]
+    options = dict(engine="paged", block_size=16, max_num_seqs=8, max_num_batched_tokens=256,
+                   enable_chunked_prefill=True, dtype="float32")
+    expected = LLM(llama, **options).generate(prompts, params)
+    llm = LLM(llama, **options, prompt_graphs=True)
+    got = llm.generate(prompts, params)
+    runner = llm.stage.executor.executor
+    assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128, 256]
+    assert [o.output_token_ids for o in got] == [o.output_token_ids for o in expected]
+    assert "CUDA graphs with prompt steps" in describe(runner, llm.stage.config)
 
 
 def test_a_batch_wider_than_the_padded_buffer_replaces_it_and_its_graphs(llama):

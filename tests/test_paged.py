@@ -61,6 +61,29 @@ def test_split_kv_matches_reference(block_size, num_splits, heads):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float32])
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
+def test_listed_tiles_match_reference_on_a_step_padded_for_a_graph(dtype, heads):
+    """A prompt-carrying step as a CUDA graph replays it: 9 query rows of padding
+    past the real ones and 2 sequences with no queries, the grid sized for 128
+    queries: the real rows equal the reference's."""
+    from minicb.kernels.paged_attention import paged_attention_tiles, query_tiles
+    torch.manual_seed(6)
+    q, k, v, cu, lens, tables, block_size = paged_inputs(*zip(*PAGED_SEQS), *heads, 64, dtype, 16)
+    n = q.shape[0]
+    padded_q = torch.cat([q, rand(9, *q.shape[1:], dtype=dtype)])
+    padded_cu = torch.cat([cu, cu[-1:].repeat(2)])
+    padded_lens = torch.cat([lens, torch.ones(2, dtype=lens.dtype, device=DEVICE)])
+    padded_tables = torch.cat([tables, torch.zeros(2, tables.shape[1], dtype=tables.dtype, device=DEVICE)])
+    out = paged_attention_tiles(padded_q, k, v, padded_cu, padded_lens, padded_tables, block_size, 128)
+    expected = reference.paged_attention(q, k, v, cu, lens, tables, block_size)
+    torch.testing.assert_close(out[:n], expected, **TOLERANCE[dtype])
+    # Each sequence's tiles in order; programs past the last run nothing.
+    seqs, blocks = query_tiles(torch.tensor([0, 33, 34, 34, 50], dtype=torch.int32), 16, 7)
+    assert seqs.tolist() == [0, 0, 0, 1, 3, -1, -1]
+    assert blocks.tolist()[:5] == [0, 1, 2, 0, 0]
+
+
 def test_splits_are_chosen_to_fill_the_gpu_and_only_for_decodes():
     from minicb.kernels.paged_attention import MAX_SPLITS, MIN_SPLIT_KEYS, choose_splits
     h100 = 132                                          # streaming multiprocessors

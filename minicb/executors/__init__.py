@@ -52,6 +52,8 @@ def describe(executor, config) -> str:
     if isinstance(executor, SimulatedExecutor):
         return f"SimulatedExecutor ({config.hardware})"
     launches = "CUDA graphs" if isinstance(executor, GraphExecutor) else "eager"
+    if getattr(executor, "prompt_buckets", None):
+        launches += " with prompt steps"
     ops = ", fused ops" if config.fused_ops else ""
     return f"{type(executor).__name__} ({config.attention_backend} attention, {launches}{ops})"
 

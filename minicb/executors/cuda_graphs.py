@@ -18,8 +18,13 @@ first one it captured, so here every batch's cache is a view of one buffer
 this executor keeps (``new_kv_cache``), as wide as the widest batch so far and
 with a row for every padding row too.
 
-Only decode steps (one query per sequence: ``attn.max_query_len == 1``) use
-graphs: prefills vary in shape every step and are few. The first decode step
+Decode steps (one query per sequence: ``attn.max_query_len == 1``) use
+graphs; steps that carry prompt tokens vary in shape every step, and run
+eagerly, except in stage 5 with ``prompt_graphs=True``: there a step of up to
+2,048 tokens is padded to a bucket of tokens (64, 128, ... 2,048) and its
+sequences to ``max_num_seqs``, and its attention runs over a fixed grid of
+listed query tiles (``paged_attention_tiles``), whose extra programs exit at
+once. The first decode step
 captures every bucket, largest first (the smaller graphs then fit in the
 memory the largest reserved), with its attention metadata moved onto the
 static buffers; a benchmark's warm-up pays for it. With ``capture=False`` the
@@ -30,6 +35,7 @@ The stage never learns of any of this: it hands this executor the same
 inputs it hands the plain one.
 """
 import dataclasses
+from types import SimpleNamespace
 
 import torch
 
@@ -40,6 +46,11 @@ def bucket_sizes(max_num_seqs: int) -> list[int]:
     sizes = [b for b in (1, 2, 4, 8) if b < max_num_seqs]
     sizes += list(range(16, max_num_seqs, 16))
     return sizes + [max_num_seqs]
+
+
+# The token counts prompt-carrying steps are padded to (prompt_graphs=True); a larger
+# step runs eagerly, its launches small beside its work.
+PROMPT_BUCKETS = (64, 128, 256, 512, 1024, 2048)
 
 
 # ANCHOR: graph_executor
@@ -68,10 +79,15 @@ class GraphExecutor(Executor):
         self.buffers = {}
         self.padded_kv = None           # stages 1-3: the buffer every batch's K/V view
         self.graphs, self.outputs, self.pool = {}, {}, None
+        # stage 5 with prompt_graphs: the token counts its prompt steps are padded to
+        self.prompt_buckets = [b for b in PROMPT_BUCKETS
+                               if config.prompt_graphs and b <= config.max_num_batched_tokens]
+        self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
 
     def close(self):
         """Drop the graphs, their memory pool and the static buffers, then the model."""
         self.graphs, self.outputs, self.pool = {}, {}, None
+        self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
         self.input_ids = self.positions = self.padded_kv = None
         self.buffers = {}
         super().close()
@@ -93,9 +109,12 @@ class GraphExecutor(Executor):
         return tuple(cache[:, :batch, :capacity] for cache in self.padded_kv)
 
     def execute(self, input_ids, positions, attn, sample_rows):
-        if getattr(attn, "max_query_len", None) != 1:      # not a decode step
-            return super().execute(input_ids, positions, attn, sample_rows)
         n = input_ids.shape[0]
+        if getattr(attn, "max_query_len", None) != 1:      # not a decode step
+            bucket = next((b for b in self.prompt_buckets if b >= n), None)
+            if bucket is None:
+                return super().execute(input_ids, positions, attn, sample_rows)
+            return self.execute_prompt(bucket, input_ids, positions, attn, sample_rows)
         bucket = next(b for b in self.buckets if b >= n)
         # (this makes the buffers, before any capture)
         self.fill(n, bucket, input_ids, positions, attn)
@@ -149,20 +168,85 @@ class GraphExecutor(Executor):
         return self.model(self.input_ids[:bucket], self.positions[:bucket], on_buffers)
 
     def record(self, bucket, attn):
+        self.graphs[bucket], self.outputs[bucket] = self.captured(
+            lambda: self.forward(bucket, attn))
+
+    def captured(self, run):
         """Run once outside the graph (Triton compiles, allocations settle), then
-        capture."""
+        capture. Returns the graph and the output tensor it writes."""
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            self.forward(bucket, attn)
+            run()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self.pool):
-            self.outputs[bucket] = self.forward(bucket, attn)
-        # every bucket shares one memory pool
+            output = run()
+        # every graph shares one memory pool: each output is read before the next replay
         self.pool = graph.pool()
-        self.graphs[bucket] = graph
+        return graph, output
 # ANCHOR_END: graph_executor
+
+    # ANCHOR: prompt_steps
+    def execute_prompt(self, bucket, input_ids, positions, attn, sample_rows):
+        """A step that carries prompt tokens (stage 5, prompt_graphs=True): its
+        tokens in the first rows of bucket-sized buffers, the rest rows that write
+        no K/V; its sequences in the first rows of max_num_seqs-sized ones, the
+        rest sequences with no queries. Every bucket is captured at the first such
+        step, largest first."""
+        n, seqs = input_ids.shape[0], attn.seq_lens.shape[0]
+        buf = self.prompt_inputs(attn)
+        for name, value, padding in (("input_ids", input_ids, 0),
+                                     ("positions", positions, 0),
+                                     ("slot_mapping", attn.slot_mapping, -1)):
+            buf[name][:n].copy_(value)
+            buf[name][n:bucket] = padding
+        buf["cu_seqlens_q"][:seqs + 1].copy_(attn.cu_seqlens_q)
+        buf["cu_seqlens_q"][seqs + 1:] = n
+        buf["seq_lens"][:seqs].copy_(attn.seq_lens)
+        buf["seq_lens"][seqs:] = 1
+        buf["block_tables"][:seqs, :attn.block_tables.shape[1]].copy_(attn.block_tables)
+        if self.capture and not self.prompt_graphs:
+            for size in reversed(self.prompt_buckets):
+                self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
+                    lambda: self.forward_prompt(size, attn))
+        if self.capture:
+            self.prompt_graphs[bucket].replay()
+            hidden = self.prompt_outputs[bucket]
+        else:
+            hidden = self.forward_prompt(bucket, attn)
+        return self.model.compute_logits(hidden[:n][sample_rows])
+
+    def prompt_inputs(self, attn) -> dict:
+        """The prompt steps' static buffers, made at the first such step."""
+        if not self.prompt_buffers:
+            tokens, seqs = self.prompt_buckets[-1], self.buckets[-1]
+
+            def new(shape, value, like):
+                return torch.full(shape, value, dtype=like.dtype, device=self.device)
+            self.prompt_buffers = dict(
+                input_ids=new((tokens,), 0, self.input_ids),
+                positions=new((tokens,), 0, self.positions),
+                slot_mapping=new((tokens,), -1, attn.slot_mapping),
+                cu_seqlens_q=new((seqs + 1,), 0, attn.cu_seqlens_q),
+                seq_lens=new((seqs,), 1, attn.seq_lens),
+                block_tables=new((seqs, self.max_width), 0, attn.block_tables))
+        return self.prompt_buffers
+
+    def forward_prompt(self, bucket, attn):
+        """The model on the first ``bucket`` token rows of the prompt buffers, its
+        attention over listed query tiles sized for ``bucket`` queries."""
+        from ..kernels.paged_attention import paged_attention_tiles
+        buf = self.prompt_buffers
+        ops = SimpleNamespace(store_kv_cache=attn.ops.store_kv_cache,
+                              paged_attention=paged_attention_tiles)
+        on_buffers = dataclasses.replace(
+            attn, ops=ops, max_query_len=bucket,
+            slot_mapping=buf["slot_mapping"][:bucket], cu_seqlens_q=buf["cu_seqlens_q"],
+            seq_lens=buf["seq_lens"], block_tables=buf["block_tables"])
+        return self.model(buf["input_ids"][:bucket], buf["positions"][:bucket],
+                          on_buffers)
+    # ANCHOR_END: prompt_steps
 
 
 def step_tensors(attn) -> list:
