@@ -24,12 +24,11 @@ eagerly, except in stage 5 with ``prompt_graphs=True``: there a step of up to
 2,048 tokens is padded to a bucket of tokens (64, 128, ... 2,048) and its
 sequences to ``max_num_seqs``, and its attention runs over a fixed grid of
 listed query tiles (``paged_attention_tiles``), whose extra programs exit at
-once. The first decode step
-captures every bucket, largest first (the smaller graphs then fit in the
-memory the largest reserved), with its attention metadata moved onto the
-static buffers; a benchmark's warm-up pays for it. With ``capture=False`` the
-executor runs the model on the same padded buffers without capturing: on a
-CPU, that is how the tests check the padding.
+once. The first decode step captures every bucket, largest first (the smaller
+graphs then fit in the memory the largest reserved), with its attention
+metadata moved onto the static buffers; a benchmark's warm-up pays for it.
+With ``capture=False`` the executor runs the model on the same padded buffers
+without capturing: on a CPU, that is how the tests check the padding.
 
 The stage never learns of any of this: it hands this executor the same
 inputs it hands the plain one.
@@ -80,8 +79,8 @@ class GraphExecutor(Executor):
         self.padded_kv = None           # stages 1-3: the buffer every batch's K/V view
         self.graphs, self.outputs, self.pool = {}, {}, None
         # stage 5 with prompt_graphs: the token counts its prompt steps are padded to
-        self.prompt_buckets = [b for b in PROMPT_BUCKETS
-                               if config.prompt_graphs and b <= config.max_num_batched_tokens]
+        budget = config.max_num_batched_tokens if config.prompt_graphs else 0
+        self.prompt_buckets = [b for b in PROMPT_BUCKETS if b <= budget]
         self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
 
     def close(self):

@@ -93,10 +93,12 @@ PARTS = [
     Part("stages", "stages 1-3: prefill and decode, the white squares, the window",
          ["01_single", "02_static", "03_dynamic"],
          figures=["01_prefill_vs_decode", "02_static_white_squares", "02_static_kv_use", "03_dynamic_window"]),
-    Part("iteration", "stages 4-5 and memory pressure: Orca, the block pool, waste, block size, "
-         "preemption, the scheduling knobs", ["04_continuous", "05_paged", "06_memory_pressure"],
+    Part("iteration", "stages 4-5: Orca, the block pool, waste, block size, preemption, chunking",
+         ["04_continuous", "05_paged"],
          figures=["04_orca_picture", "04_tokens_per_step", "04_latency_cdf", "05_block_pool", "05_kv_waste",
-                  "05_running_vs_budget", "05_block_size", "06_scheduling_knobs"]),
+                  "05_running_vs_budget", "05_block_size"]),
+    Part("pressure", "memory pressure: the scheduling knobs, prompt steps replayed and launched",
+         ["06_memory_pressure"], figures=["06_scheduling_knobs"]),
     Part("benchmarks", "the Anyscale experiment, latency under load, schedule_interval", ["07_benchmarks"],
          figures=["07_throughput_vs_spread", "07_latency_under_load", "07_interval_and_host_time"]),
     Part("serving", "every stage behind minicb serve, measured by bench serve", ["09_serving"],
@@ -247,7 +249,9 @@ def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
             pk, ok = tokens(preset_workload(preset, s["knob_requests"]))
             knob_p, knob_o = knob_p + pk, knob_o + ok
         runs = 5 * cost.run(shape, knob_p, knob_o, s["batch"])
-        return s["repeats"] * (runs + 5 * cost.build(shape))
+        reading_p, reading_o = tokens(preset_workload("reading", s["knob_requests"]))
+        launched = 3 * (cost.run(shape, reading_p, reading_o, s["batch"]) + cost.build(shape))  # the last cell
+        return s["repeats"] * (runs + 5 * cost.build(shape) + launched)
     if name == "07_benchmarks":
         return study_seconds(s, cost, shape) + load_and_interval_seconds(s, cost, shape)
     if name == "08_kernels":
