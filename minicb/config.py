@@ -91,7 +91,8 @@ class EngineConfig:
     CUDA graphs too, one per bucket of 64 to 2,048 tokens, their attention over
     a fixed grid of listed query tiles, so that a chunk of a prompt costs its
     tokens and not hundreds of launches. Off by default: stages 1-4 replay
-    decode steps alone."""
+    decode steps alone. The simulated executor then prices such a step without
+    its profile's prompt_step_overhead."""
     fused_ops: bool | None = None
     """Every stage: the decoder layer's residual add and RMSNorm, rotary, and
     SwiGLU's SiLU x up as fused Triton kernels (minicb/layer_ops.py) instead of
@@ -166,9 +167,9 @@ class EngineConfig:
         elif self.cuda_graphs and not (str(self.device).startswith("cuda") and self.attention_backend == "triton"):
             raise ValueError(f"cuda_graphs=True needs device 'cuda' and attention_backend 'triton', got "
                              f"device {self.device!r} and attention_backend {self.attention_backend!r}")
-        if self.prompt_graphs and not (self.cuda_graphs and self.engine == "paged"):
-            raise ValueError(f"prompt_graphs=True needs engine 'paged' with cuda_graphs=True, got engine "
-                             f"{self.engine!r} with cuda_graphs={self.cuda_graphs!r}")
+        if self.prompt_graphs and not (self.engine == "paged" and (self.cuda_graphs or self.executor == "simulated")):
+            raise ValueError(f"prompt_graphs=True needs engine 'paged' with cuda_graphs=True (or the simulated "
+                             f"executor), got engine {self.engine!r} with cuda_graphs={self.cuda_graphs!r}")
         if self.fused_ops is None:
             self.fused_ops = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
                               and self.tensor_parallel_size == 1)

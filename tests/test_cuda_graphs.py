@@ -126,6 +126,25 @@ def test_prompt_graphs_need_the_paged_stage_and_graphs():
         EngineConfig(engine="paged", prompt_graphs=True, cuda_graphs=False)
 
 
+def test_the_simulated_executor_prices_prompt_graphs_as_steps_without_the_launch_cost():
+    """Simulated, prompt_graphs=True is the profile without prompt_step_overhead: the
+    same steps, each prompt-carrying one that much cheaper, and decode steps unchanged."""
+    from minicb import LLMEngine
+    from minicb.costmodel import HARDWARE
+    from minicb.tools.driver import replay
+    from minicb.tools.workload import preset_workload
+    workload = preset_workload("reading", num_requests=8, seed=2)
+    options = dict(engine="paged", executor="simulated", hardware="h200-measured", enable_chunked_prefill=True,
+                   max_num_batched_tokens=256)
+    launched = replay(LLMEngine("llama-3.2-1b", **options), workload)
+    graphs = replay(LLMEngine("llama-3.2-1b", **options, prompt_graphs=True), workload)
+    assert [s.num_tokens for s in graphs.steps] == [s.num_tokens for s in launched.steps]
+    saved = [a.duration - b.duration for a, b in zip(launched.steps, graphs.steps)]
+    overhead = HARDWARE["h200-measured"].prompt_step_overhead
+    assert all(abs(d - (overhead if s.kind != "decode" else 0)) < 1e-9 for d, s in zip(saved, launched.steps))
+    assert any(s.kind != "decode" for s in launched.steps) and overhead > 0
+
+
 def test_cuda_graphs_need_cuda_and_triton():
     if torch.cuda.is_available():
         with pytest.raises(ValueError, match="attention_backend 'sdpa'"):

@@ -25,7 +25,7 @@ def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedE
     """The executor config asks for, with the checkpoint at path loaded into it
     (simulated: ``path`` names a shape of minicb.costmodel)."""
     if config.executor == "simulated":
-        executor = SimulatedExecutor(path, config.hardware)
+        executor = SimulatedExecutor(path, config.hardware, config.prompt_graphs)
         if config.kv_cache_memory_bytes is None:     # what the real GPU would leave
             config.kv_cache_memory_bytes = executor.kv_memory(
                 config.gpu_memory_utilization)
@@ -50,7 +50,8 @@ BUILT: dict[str, set[str]] = {}
 def describe(executor, config) -> str:
     """An executor in words: its kind, and what it does that changes a step's time."""
     if isinstance(executor, SimulatedExecutor):
-        return f"SimulatedExecutor ({config.hardware})"
+        graphs = ", prompt graphs" if config.prompt_graphs else ""
+        return f"SimulatedExecutor ({config.hardware}{graphs})"
     launches = "CUDA graphs" if isinstance(executor, GraphExecutor) else "eager"
     if getattr(executor, "prompt_buckets", None):
         launches += " with prompt steps"

@@ -13,6 +13,8 @@ stage, never held. Its logits make token 0 the choice of every row; the
 model has no end-of-sequence token, so each answer is as long as its
 ``max_tokens`` says.
 """
+import dataclasses
+
 import torch
 
 from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget, step_seconds
@@ -41,7 +43,7 @@ class SimulatedExecutor:
     """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
     or a Hardware profile (minicb.tools.calibrate measures this machine's)."""
 
-    def __init__(self, shape: str, hardware: "str | Hardware"):
+    def __init__(self, shape: str, hardware: "str | Hardware", prompt_graphs=False):
         if shape not in MODEL_SHAPES:
             raise ValueError(f"model {shape!r}: the simulated executor knows "
                              f"the shapes {sorted(MODEL_SHAPES)}")
@@ -50,6 +52,8 @@ class SimulatedExecutor:
         self.shape = MODEL_SHAPES[shape]
         if not isinstance(hardware, Hardware):
             hardware = HARDWARE[hardware]
+        if prompt_graphs:            # a step that carries a prompt replays a graph too
+            hardware = dataclasses.replace(hardware, prompt_step_overhead=0.0)
         self.hardware = hardware
         self.dtype = getattr(torch, self.hardware.dtype)
         self.config = model_config(self.shape)
