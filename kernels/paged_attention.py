@@ -239,19 +239,27 @@ def query_tiles(cu_seqlens_q, queries_per_tile, num_tiles):
 
 
 def paged_attention_tiles(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
-                          block_size, max_query_len):
+                          block_size, max_query_len, tiles=None):
     """paged_attention for a step replayed from a CUDA graph, whose grid is fixed
     when it is captured: max_query_len is the most queries any sequence may
     bring, and the grid has a program for every tile that N queries over S
     sequences can need (N / queries_per_tile + S); the tiles past the step's
     own exit at once. Sequences past the step's own carry no queries, and
-    query rows past the last sequence's are never written."""
+    query rows past the last sequence's are never written. tiles: a dict
+    that keeps the step's tile list for the next layer's call."""
     num_heads, head_dim = q.shape[1], q.shape[2]
     check_cache(q[:0], k_cache, v_cache, 0)
+    if k_cache.shape[0] % block_size:
+        raise ValueError(
+            f"cache of {k_cache.shape[0]} rows is not whole blocks of {block_size}")
     opts = launch_options(q, k_cache, max_query_len)
     queries_per_tile = opts["BLOCK_M"] // opts["HEADS"]
     num_tiles = triton.cdiv(q.shape[0], queries_per_tile) + len(seq_lens)
-    tile_seqs, tile_blocks = query_tiles(cu_seqlens_q, queries_per_tile, num_tiles)
+    tiles = {} if tiles is None else tiles
+    if (queries_per_tile, num_tiles) not in tiles:
+        tiles[queries_per_tile, num_tiles] = query_tiles(cu_seqlens_q, queries_per_tile,
+                                                         num_tiles)
+    tile_seqs, tile_blocks = tiles[queries_per_tile, num_tiles]
     out = torch.empty_like(q)
     _paged_attention_tiles_kernel[(num_tiles, num_heads // opts["HEADS"])](
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_tables,

@@ -127,22 +127,23 @@ def test_prompt_graphs_need_the_paged_stage_and_graphs():
 
 
 def test_the_simulated_executor_prices_prompt_graphs_as_steps_without_the_launch_cost():
-    """Simulated, prompt_graphs=True is the profile without prompt_step_overhead: the
-    same steps, each prompt-carrying one that much cheaper, and decode steps unchanged."""
+    """Simulated, prompt_graphs=True prices a step that carries a prompt without
+    prompt_step_overhead, as the real executor replays it, up to its largest token
+    bucket (2,048); a larger step, launched eagerly there, keeps the cost."""
     from minicb import LLMEngine
     from minicb.costmodel import HARDWARE
     from minicb.tools.driver import replay
     from minicb.tools.workload import preset_workload
     workload = preset_workload("reading", num_requests=8, seed=2)
-    options = dict(engine="paged", executor="simulated", hardware="h200-measured", enable_chunked_prefill=True,
-                   max_num_batched_tokens=256)
+    options = dict(engine="paged", executor="simulated", hardware="h200-measured", max_num_batched_tokens=2600)
     launched = replay(LLMEngine("llama-3.2-1b", **options), workload)
     graphs = replay(LLMEngine("llama-3.2-1b", **options, prompt_graphs=True), workload)
     assert [s.num_tokens for s in graphs.steps] == [s.num_tokens for s in launched.steps]
     saved = [a.duration - b.duration for a, b in zip(launched.steps, graphs.steps)]
     overhead = HARDWARE["h200-measured"].prompt_step_overhead
-    assert all(abs(d - (overhead if s.kind != "decode" else 0)) < 1e-9 for d, s in zip(saved, launched.steps))
-    assert any(s.kind != "decode" for s in launched.steps) and overhead > 0
+    replayed = [s.kind != "decode" and s.num_tokens <= 2048 for s in launched.steps]
+    assert all(abs(d - (overhead if r else 0)) < 1e-9 for d, r in zip(saved, replayed))
+    assert any(replayed) and any(s.num_tokens > 2048 for s in launched.steps) and overhead > 0
 
 
 def test_cuda_graphs_need_cuda_and_triton():
@@ -197,32 +198,50 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
 
 def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(llama):
     """Capturing stands in as in stand_in_capture, for both kinds of step: a "graph"
-    replays by running the step on the static buffers into the output it captured."""
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS_7]
+    replays by running the step on the static buffers into the output it captured.
+    A 90-token prompt first: the first step fills the bucket of 128, later ones 64."""
+    prompts = [list(range(100, 190))] + PROMPTS_7
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
     options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
                    max_num_batched_tokens=128)
-    expected = LLM(llama, **options, cuda_graphs=False).generate(PROMPTS_7, params)
+    expected = LLM(llama, **options, cuda_graphs=False).generate(prompts, params)
     llm = LLM(llama, **options)
     llm.stage.config.prompt_graphs = True
     runner = use_decode_graphs(llm.llm_engine)
-    captured = []
+    captured, replayed = [], []
 
     def capture(run):
         output = run()
         captured.append(output.shape[0])
 
         def replay():
+            replayed.append(output.shape[0])
             with torch.inference_mode():
                 output.copy_(run())
         return SimpleNamespace(replay=replay), output
     runner.captured, runner.capture = capture, True
-    outputs = llm.generate(PROMPTS_7, params)
+    outputs = llm.generate(prompts, params)
     # the prompt buckets at the first step, then the decode buckets at the first decode
     assert captured == [128, 64, 6, 4, 2, 1]
     assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128]
+    assert replayed[0] == 128 and 64 in replayed             # each replays its own bucket
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
-    llm.generate(PROMPTS_7, params)
+    llm.generate(prompts, params)
     assert len(captured) == 6                                       # captured once
+
+
+def test_a_step_without_block_tables_runs_eagerly(llama):
+    """Stage 5 sizes its KV cache on a GPU by running the largest step the token budget
+    allows with attention left out (a function, no block tables): never a graph."""
+    llm = LLM(llama, engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+              max_num_batched_tokens=64)
+    llm.stage.config.prompt_graphs = True
+    runner = use_decode_graphs(llm.llm_engine)
+    runner.capture = True                     # a capture on a CPU would fail: none may start
+    positions = torch.arange(64)
+    logits = runner.execute(torch.zeros_like(positions), positions, lambda layer, q, k, v: q,
+                            torch.arange(6))
+    assert logits.shape[0] == 6 and runner.prompt_graphs == {} and runner.prompt_buffers == {}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="captures CUDA graphs")

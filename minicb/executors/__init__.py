@@ -14,7 +14,7 @@ stage knows which executor it has:
   what each step would take on a GPU, on a virtual clock.
 """
 from ..checkpoint import load_model, read_config
-from .cuda_graphs import GraphExecutor
+from .cuda_graphs import GraphExecutor, prompt_buckets
 from .parallel import ParallelExecutor
 from .plain import Executor
 from .simulated import SimulatedExecutor
@@ -25,7 +25,8 @@ def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedE
     """The executor config asks for, with the checkpoint at path loaded into it
     (simulated: ``path`` names a shape of minicb.costmodel)."""
     if config.executor == "simulated":
-        executor = SimulatedExecutor(path, config.hardware, config.prompt_graphs)
+        executor = SimulatedExecutor(path, config.hardware,
+                                     max(prompt_buckets(config), default=0))
         if config.kv_cache_memory_bytes is None:     # what the real GPU would leave
             config.kv_cache_memory_bytes = executor.kv_memory(
                 config.gpu_memory_utilization)

@@ -26,7 +26,8 @@ sequences to ``max_num_seqs``, and its attention runs over a fixed grid of
 listed query tiles (``paged_attention_tiles``), whose extra programs exit at
 once. The first decode step captures every bucket, largest first (the smaller
 graphs then fit in the memory the largest reserved), with its attention
-metadata moved onto the static buffers; a benchmark's warm-up pays for it.
+metadata moved onto the static buffers, and the first step that carries a
+prompt every token bucket; a benchmark's warm-up pays for both.
 With ``capture=False`` the executor runs the model on the same padded buffers
 without capturing: on a CPU, that is how the tests check the padding.
 
@@ -34,6 +35,7 @@ The stage never learns of any of this: it hands this executor the same
 inputs it hands the plain one.
 """
 import dataclasses
+from functools import partial
 from types import SimpleNamespace
 
 import torch
@@ -50,6 +52,12 @@ def bucket_sizes(max_num_seqs: int) -> list[int]:
 # The token counts prompt-carrying steps are padded to (prompt_graphs=True); a larger
 # step runs eagerly, its launches small beside its work.
 PROMPT_BUCKETS = (64, 128, 256, 512, 1024, 2048)
+
+
+def prompt_buckets(config) -> list[int]:
+    """The token buckets of stage 5's prompt steps, none without prompt_graphs."""
+    budget = config.max_num_batched_tokens if config.prompt_graphs else 0
+    return [b for b in PROMPT_BUCKETS if b <= budget]
 
 
 # ANCHOR: graph_executor
@@ -79,8 +87,7 @@ class GraphExecutor(Executor):
         self.padded_kv = None           # stages 1-3: the buffer every batch's K/V view
         self.graphs, self.outputs, self.pool = {}, {}, None
         # stage 5 with prompt_graphs: the token counts its prompt steps are padded to
-        budget = config.max_num_batched_tokens if config.prompt_graphs else 0
-        self.prompt_buckets = [b for b in PROMPT_BUCKETS if b <= budget]
+        self.prompt_buckets = prompt_buckets(config)
         self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
 
     def close(self):
@@ -111,7 +118,8 @@ class GraphExecutor(Executor):
         n = input_ids.shape[0]
         if getattr(attn, "max_query_len", None) != 1:      # not a decode step
             bucket = next((b for b in self.prompt_buckets if b >= n), None)
-            if bucket is None:
+            # (stage 5's profiled step passes no block tables: it runs eagerly)
+            if bucket is None or not hasattr(attn, "block_tables"):
                 return super().execute(input_ids, positions, attn, sample_rows)
             return self.execute_prompt(bucket, input_ids, positions, attn, sample_rows)
         bucket = next(b for b in self.buckets if b >= n)
@@ -192,9 +200,15 @@ class GraphExecutor(Executor):
         tokens in the first rows of bucket-sized buffers, the rest rows that write
         no K/V; its sequences in the first rows of max_num_seqs-sized ones, the
         rest sequences with no queries. Every bucket is captured at the first such
-        step, largest first."""
+        step, largest first, before the step fills the buffers."""
         n, seqs = input_ids.shape[0], attn.seq_lens.shape[0]
         buf = self.prompt_inputs(attn)
+        if self.capture and not self.prompt_graphs:
+            # on the buffers as made, no step in them: a bucket smaller than this step
+            # would otherwise read and write past its rows while it is captured
+            for size in reversed(self.prompt_buckets):
+                self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
+                    lambda size=size: self.forward_prompt(size, attn))
         for name, value, padding in (("input_ids", input_ids, 0),
                                      ("positions", positions, 0),
                                      ("slot_mapping", attn.slot_mapping, -1)):
@@ -205,10 +219,6 @@ class GraphExecutor(Executor):
         buf["seq_lens"][:seqs].copy_(attn.seq_lens)
         buf["seq_lens"][seqs:] = 1
         buf["block_tables"][:seqs, :attn.block_tables.shape[1]].copy_(attn.block_tables)
-        if self.capture and not self.prompt_graphs:
-            for size in reversed(self.prompt_buckets):
-                self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
-                    lambda: self.forward_prompt(size, attn))
         if self.capture:
             self.prompt_graphs[bucket].replay()
             hidden = self.prompt_outputs[bucket]
@@ -217,7 +227,8 @@ class GraphExecutor(Executor):
         return self.model.compute_logits(hidden[:n][sample_rows])
 
     def prompt_inputs(self, attn) -> dict:
-        """The prompt steps' static buffers, made at the first such step."""
+        """The prompt steps' static buffers, made at the first such step: every
+        row padding, every sequence without queries."""
         if not self.prompt_buffers:
             tokens, seqs = self.prompt_buckets[-1], self.buckets[-1]
 
@@ -237,8 +248,9 @@ class GraphExecutor(Executor):
         attention over listed query tiles sized for ``bucket`` queries."""
         from ..kernels.paged_attention import paged_attention_tiles
         buf = self.prompt_buffers
+        # the step's tile list: the first layer makes it, every other layer reads it
         ops = SimpleNamespace(store_kv_cache=attn.ops.store_kv_cache,
-                              paged_attention=paged_attention_tiles)
+                              paged_attention=partial(paged_attention_tiles, tiles={}))
         on_buffers = dataclasses.replace(
             attn, ops=ops, max_query_len=bucket,
             slot_mapping=buf["slot_mapping"][:bucket], cu_seqlens_q=buf["cu_seqlens_q"],

@@ -43,7 +43,7 @@ class SimulatedExecutor:
     """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
     or a Hardware profile (minicb.tools.calibrate measures this machine's)."""
 
-    def __init__(self, shape: str, hardware: "str | Hardware", prompt_graphs=False):
+    def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0):
         if shape not in MODEL_SHAPES:
             raise ValueError(f"model {shape!r}: the simulated executor knows "
                              f"the shapes {sorted(MODEL_SHAPES)}")
@@ -52,9 +52,11 @@ class SimulatedExecutor:
         self.shape = MODEL_SHAPES[shape]
         if not isinstance(hardware, Hardware):
             hardware = HARDWARE[hardware]
-        if prompt_graphs:            # a step that carries a prompt replays a graph too
-            hardware = dataclasses.replace(hardware, prompt_step_overhead=0.0)
         self.hardware = hardware
+        # prompt_graphs: a step that carries a prompt, of up to graph_tokens tokens
+        # (GraphExecutor's largest token bucket), replays a graph and costs no launches
+        self.graph_tokens = graph_tokens
+        self.replayed = dataclasses.replace(hardware, prompt_step_overhead=0.0)
         self.dtype = getattr(torch, self.hardware.dtype)
         self.config = model_config(self.shape)
         self.clock = VirtualClock()
@@ -62,7 +64,9 @@ class SimulatedExecutor:
     def execute(self, input_ids, positions, attn, sample_rows):
         sample_rows = torch.as_tensor(sample_rows).tolist()
         sequences = split_sequences(positions.tolist(), sample_rows)
-        self.clock.sleep(step_seconds(self.hardware, self.shape, self.dtype.itemsize,
+        replayed = positions.numel() <= self.graph_tokens
+        profile = self.replayed if replayed else self.hardware
+        self.clock.sleep(step_seconds(profile, self.shape, self.dtype.itemsize,
                                         sequences, len(sample_rows)))
         return torch.zeros(len(sample_rows), 1)       # token 0, for every row
 
