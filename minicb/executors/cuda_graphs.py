@@ -246,6 +246,7 @@ class GraphExecutor(Executor):
     def forward_prompt(self, bucket, attn):
         """The model on the first ``bucket`` token rows of the prompt buffers, its
         attention over listed query tiles sized for ``bucket`` queries."""
+        # (here: the kernels load Triton, which a CPU without prompt graphs never needs)
         from ..kernels.paged_attention import paged_attention_tiles
         buf = self.prompt_buffers
         # the step's tile list: the first layer makes it, every other layer reads it
