@@ -144,6 +144,10 @@ def test_the_simulated_executor_prices_prompt_graphs_as_steps_without_the_launch
     replayed = [s.kind != "decode" and s.num_tokens <= 2048 for s in launched.steps]
     assert all(abs(d - (overhead if r else 0)) < 1e-9 for d, r in zip(saved, replayed))
     assert any(replayed) and any(s.num_tokens > 2048 for s in launched.steps) and overhead > 0
+    # with the token budget left to its default, known once the model is: every bucket
+    engine = LLMEngine("llama-3.2-1b", engine="paged", executor="simulated", hardware="h200-measured",
+                       prompt_graphs=True)
+    assert engine.stage.executor.executor.graph_tokens == 2048
 
 
 def test_cuda_graphs_need_cuda_and_triton():

@@ -56,7 +56,10 @@ PROMPT_BUCKETS = (64, 128, 256, 512, 1024, 2048)
 
 def prompt_buckets(config) -> list[int]:
     """The token buckets of stage 5's prompt steps, none without prompt_graphs."""
-    budget = config.max_num_batched_tokens if config.prompt_graphs else 0
+    if not config.prompt_graphs:
+        return []
+    # (a budget unset until the model's length is known: its default, 2,048 or more)
+    budget = config.max_num_batched_tokens or PROMPT_BUCKETS[-1]
     return [b for b in PROMPT_BUCKETS if b <= budget]
 
 
