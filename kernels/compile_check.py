@@ -51,6 +51,9 @@ QUICK_ARCHS = (89, 75)                   # L4, T4 (a free hosted notebook's GPU)
 # The most dynamic shared memory a block may ask for.
 SHARED_LIMIT = {90: 232448, 80: 166912, 89: 101376, 75: 65536}
 BF16_FROM = 80                           # bf16 needs sm_80; older GPUs run fp16
+# Streaming multiprocessors the host wrappers assume when choosing tiles and
+# splits as a GPU would (an H100's: an A100 has 108, an L4 58, a T4 40)
+H100_PROCESSORS = 132
 
 
 @dataclass
@@ -192,6 +195,17 @@ def engine_launches(dtype, head_dim, group, query_lens=QUERY_LENS, block_size=16
             q, cu_seqlens, seq_lens, tables = decode
             paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, seq_lens,
                             tables, block_size, 1, num_splits)
+        # a decode step whose programs fill the GPU: its tiles walk fewer keys a trip
+        full = 2 * H100_PROCESSORS
+        q, lens = new(full, heads, head_dim), ints([300] * full)
+        padded = k_cache[1, :full * 8].view(full, 8, kv_heads, head_dim)
+        padded_attention(q.view(full, 1, heads, head_dim), padded, padded.clone(),
+                         ints([8] * full), ints([0] * full))
+        cu_seqlens = torch.arange(full + 1, dtype=torch.int32)
+        ragged_attention(q, k_cache[1], v_cache[1], cu_seqlens, ints([16] * full),
+                         ints([0] * full), 1)
+        paged_attention(q, k_cache[1], v_cache[1], cu_seqlens, lens,
+                        ints([0] * 32 * full).view(full, 32), block_size, 1)
     for launch in launches:
         launch.case = f"{str(dtype).removeprefix('torch.')} d={head_dim} gqa={group}"
     return launches
@@ -243,14 +257,15 @@ def matrix(full: bool, arch: int):
         cases = itertools.product(dtypes, HEAD_DIMS, GROUPS)
     else:
         cases = [(half, 128, g) for g in (1, 4, 8)] + [(torch.float16, 80, 4), (torch.float32, 64, 3)]
-    chosen, online_softmax.TARGET_ARCH = online_softmax.TARGET_ARCH, arch
+    chosen = online_softmax.TARGET_ARCH, online_softmax.TARGET_PROCESSORS
+    online_softmax.TARGET_ARCH, online_softmax.TARGET_PROCESSORS = arch, H100_PROCESSORS
     try:
         launches = [launch for case in cases for launch in engine_launches(*case)]
         for dtype in dict.fromkeys(case[0] for case in cases):     # the 1B shape's layer
             launches += layer_launches(dtype, heads=32, kv_heads=8, head_dim=64)
         return launches
     finally:
-        online_softmax.TARGET_ARCH = chosen
+        online_softmax.TARGET_ARCH, online_softmax.TARGET_PROCESSORS = chosen
 
 
 def plan(full: bool, archs=None) -> list[tuple[int, bool]]:

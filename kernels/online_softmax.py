@@ -6,6 +6,8 @@ exp(old_max - new_max), so the result equals softmax over all keys at once
 (FlashAttention's trick). Kernels differ only in *which* keys they visit and
 which of them are visible; they all call ``attend_block`` for the arithmetic.
 """
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -56,14 +58,19 @@ STEP_VARYING = ["num_queries"]
 
 
 # ANCHOR: launch_options
-def launch_options(q, k_cache, num_queries, pack_heads=True):
+def launch_options(q, k_cache, num_queries, pack_heads=True, sequences=1):
     """Tile sizes, warps and dot precision shared by the host wrappers, for
-    q [..., H, d], a cache [..., KVH, d] and at most num_queries new tokens
-    in one sequence."""
+    q [..., H, d], a cache [..., KVH, d], and ``sequences`` sequences of at
+    most num_queries new tokens each in one launch."""
     if q.dtype not in SUPPORTED_DTYPES:
         raise ValueError(f"attention kernels support {SUPPORTED_DTYPES}, got {q.dtype}")
-    return tile_options(q.dtype, q.shape[-1], q.shape[-2] // k_cache.shape[-2],
-                        num_queries, pack_heads, gpu_arch(q.device))
+    arch, num_heads = gpu_arch(q.device), q.shape[-2]
+    opts = tile_options(q.dtype, q.shape[-1], num_heads // k_cache.shape[-2],
+                        num_queries, pack_heads, arch)
+    programs = sequences * math.prod(tile_grid(opts, num_queries, num_heads))
+    if fills_the_gpu(programs, multiprocessors(q.device)):
+        return opts
+    return longer_trips(opts, arch)
 
 
 def gpu_arch(device) -> int:
@@ -106,11 +113,6 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True, arch=90):
     heads = (max(h for h in range(1, min(group, max_rows) + 1) if group % h == 0)
              if pack_heads else 1)
     block_m = min(max_rows, max(16, triton.next_power_of_2(heads * num_queries)))
-    # A decode tile (16 rows: one query's heads) holds few registers, so it walks
-    # the keys 64 at a time (four blocks of 16 tokens in stage 5): twice the bytes
-    # in flight per program, half the trips round the loop.
-    if block_m == 16 and not fp32 and block_d <= 128 and arch >= 80:
-        block_n = 64
     num_warps = 8 if fp32 or block_m == 64 else 4
     return dict(
         GROUP=group, HEADS=heads,
@@ -124,6 +126,41 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True, arch=90):
         maxnreg=255,
     )
 # ANCHOR_END: launch_options
+
+
+# ANCHOR: longer_trips
+def fills_the_gpu(programs, processors) -> bool:
+    """Whether a launch of ``programs`` gives each of the GPU's ``processors``
+    (streaming multiprocessors) two at least. Off a GPU (0) there is nothing to fill."""
+    return programs >= 2 * processors
+
+
+def longer_trips(opts, arch) -> dict:
+    """The options for a launch with too few programs to fill the GPU. A decode
+    tile of 16-bit values (16 rows: one query's heads) holds few registers, so
+    it walks the keys 64 at a time (four blocks of 16 tokens in stage 5): twice
+    the bytes in flight per program, half the trips round its loop. A launch
+    with programs to spare keeps 32: the 64-key tile takes more registers (163
+    a thread against 114 for 128-wide heads on sm_90, by the compile check), so
+    three programs fit a multiprocessor instead of four, and 64 sequences of the
+    8B shape's 8 KV heads (512 programs) no longer fit at once on 132 of them."""
+    short_tile = opts["BLOCK_M"] == 16 and opts["PRECISION"] != "ieee"
+    if short_tile and opts["BLOCK_D"] <= 128 and arch >= 80:
+        return dict(opts, BLOCK_N=64)
+    return opts
+
+
+def multiprocessors(device) -> int:
+    """The GPU's streaming multiprocessors; off a GPU, TARGET_PROCESSORS: 0,
+    nothing to fill (the compile check sets it to the GPU it compiles for)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return TARGET_PROCESSORS
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+TARGET_PROCESSORS = 0
+# ANCHOR_END: longer_trips
 
 
 def tile_grid(opts, num_queries, num_heads):

@@ -54,7 +54,7 @@ def padded_attention(q, k_cache, v_cache, seq_lens, pad_lens):
     for name, lens in (("seq_lens", seq_lens), ("pad_lens", pad_lens)):
         if lens.shape != (batch,):
             raise ValueError(f"{name} must have shape ({batch},), got {tuple(lens.shape)}")
-    opts = launch_options(q, k_cache, num_queries)
+    opts = launch_options(q, k_cache, num_queries, sequences=batch)
     out = torch.empty_like(q)
     grid = (*tile_grid(opts, num_queries, num_heads), batch)
     _padded_attention_kernel[grid](

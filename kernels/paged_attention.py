@@ -16,7 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
-from .online_softmax import check_cache, empty_rows, launch_options, tile_grid
+from .online_softmax import (check_cache, empty_rows, fills_the_gpu, launch_options,
+                             multiprocessors, tile_grid)
 from .ragged_attention import sequence_rows
 from .tile import attend_keys, key_range, store_rows, tile_queries
 
@@ -200,7 +201,7 @@ def paged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tables,
             f"cache of {k_cache.shape[0]} rows is not whole blocks of {block_size}")
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
-    opts = launch_options(q, k_cache, max_query_len, pack_heads)
+    opts = launch_options(q, k_cache, max_query_len, pack_heads, sequences=len(seq_lens))
     if tile_keys:
         opts = dict(opts, BLOCK_N=tile_keys)
     num_splits = num_splits or choose_splits(
@@ -336,16 +337,9 @@ def choose_splits(programs, max_context, max_query_len, processors) -> int:
     ``processors`` (streaming multiprocessors) with fewer than two: enough
     splits for two programs on each, at most one per MIN_SPLIT_KEYS keys and
     MAX_SPLITS in all. Batch 1 splits most; a full batch not at all."""
-    if max_query_len > 1 or programs >= 2 * processors:
+    if max_query_len > 1 or fills_the_gpu(programs, processors):
         return 1
     wanted = triton.cdiv(2 * processors, programs)
     return max(1, min(MAX_SPLITS, wanted, max_context // MIN_SPLIT_KEYS))
 # ANCHOR_END: choose_splits
 
-
-def multiprocessors(device) -> int:
-    """The GPU's streaming multiprocessors; 0 off a GPU (nothing to fill: no split)."""
-    device = torch.device(device)
-    if device.type != "cuda":
-        return 0
-    return torch.cuda.get_device_properties(device).multi_processor_count

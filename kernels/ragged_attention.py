@@ -57,7 +57,7 @@ def ragged_attention(q, k_cache, v_cache, cu_seqlens_q, seq_lens, seq_starts,
     check_cache(q[:0], k_cache, v_cache, 0)
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
-    opts = launch_options(q, k_cache, max_query_len)
+    opts = launch_options(q, k_cache, max_query_len, sequences=len(seq_lens))
     out = torch.empty_like(q)
     grid = (*tile_grid(opts, max_query_len, num_heads), len(seq_lens))
     _ragged_attention_kernel[grid](

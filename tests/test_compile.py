@@ -72,6 +72,27 @@ def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_fol
     assert result.returncode == 0
 
 
+def test_the_check_compiles_both_lengths_of_the_decode_tile():
+    """A decode launch with programs to spare walks 32 keys a trip and one with
+    few 64 (kernels/online_softmax.py): the check compiles both, as an H100's
+    host wrappers would choose them, and split-KV's only ever with few."""
+    code = """
+import json, torch
+from minicb.kernels.compile_check import matrix
+decode = [l for l in matrix(False, 90) if l.kwargs.get("BLOCK_M") == 16 and "bfloat16 d=128" in l.case]
+print(json.dumps(sorted({(l.kernel.__name__, l.kwargs["BLOCK_N"]) for l in decode})))
+"""
+    result = run_compiled(["-c", code], timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lengths = {}
+    for kernel, keys in json.loads(result.stdout.splitlines()[-1]):
+        lengths.setdefault(kernel.lstrip("_"), set()).add(keys)
+    for kernel in ("padded_attention_kernel", "ragged_attention_kernel", "paged_attention_kernel"):
+        assert lengths[kernel] == {32, 64}, (kernel, lengths)
+    assert lengths["paged_attention_split_kernel"] == {64}
+    assert lengths["contiguous_attention_kernel"] == {64}      # one sequence a launch: always few
+
+
 def test_the_check_fails_a_compile_error_and_a_spill():
     code = """
 import json, sys, torch

@@ -5,10 +5,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from minicb import LLM, SamplingParams
 from minicb.executors import describe, make_executor
-from minicb.executors.cuda_graphs import GraphExecutor, bucket_sizes
+from minicb.executors.cuda_graphs import PROMPT_BUCKETS, GraphExecutor, bucket_sizes, prompt_buckets
 from minicb.config import EngineConfig
 
 from .conftest import PROMPTS
@@ -101,7 +102,7 @@ def test_padded_prompt_steps_over_listed_tiles_match_plain_ones(llama, chunked):
     llm = LLM(llama, **options)
     llm.stage.config.prompt_graphs = True          # (a CPU config refuses it: no graphs)
     runner = use_decode_graphs(llm.llm_engine)
-    assert runner.prompt_buckets == ([64] if not chunked else [])
+    assert runner.prompt_buckets == [64]             # the smallest: it holds the whole budget
     if chunked:                   # (the buckets start at 64: here one of 32, padding chunks of 16)
         runner.prompt_buckets = [32]
     buckets, steps, forward, execute = [], [], runner.forward_prompt, runner.execute
@@ -117,6 +118,17 @@ def test_padded_prompt_steps_over_listed_tiles_match_plain_ones(llama, chunked):
     assert all(n <= b for b, n in zip(buckets, prompt_steps)) and any(n < b for b, n in zip(buckets, prompt_steps))
     if chunked:
         assert any(s.kind == "mixed" for s in llm.last_run.steps)   # chunks beside decodes
+
+
+def test_prompt_buckets_reach_a_step_of_the_whole_token_budget():
+    def buckets(budget):
+        return prompt_buckets(EngineConfig(engine="paged", executor="simulated", prompt_graphs=True,
+                                           max_num_batched_tokens=budget))
+    assert buckets(256) == [64, 128, 256]
+    assert buckets(384) == [64, 128, 256, 512]      # a 384-token chunk step replays too
+    assert buckets(16) == [64]
+    assert buckets(5000) == list(PROMPT_BUCKETS)    # a larger step runs eagerly
+    assert prompt_buckets(EngineConfig(engine="paged", max_num_batched_tokens=384)) == []
 
 
 def test_prompt_graphs_need_the_paged_stage_and_graphs():
@@ -212,9 +224,12 @@ def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(
     llm = LLM(llama, **options)
     llm.stage.config.prompt_graphs = True
     runner = use_decode_graphs(llm.llm_engine)
-    captured, replayed = [], []
+    captured, replayed, empty = [], [], []
 
     def capture(run):
+        if len(captured) < 2:          # a prompt bucket: captured before any step is in the buffers
+            buf = runner.prompt_buffers
+            empty.append(bool((buf["slot_mapping"] == -1).all() and (buf["cu_seqlens_q"] == 0).all()))
         output = run()
         captured.append(output.shape[0])
 
@@ -226,12 +241,51 @@ def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(
     runner.captured, runner.capture = capture, True
     outputs = llm.generate(prompts, params)
     # the prompt buckets at the first step, then the decode buckets at the first decode
-    assert captured == [128, 64, 6, 4, 2, 1]
+    assert captured == [128, 64, 6, 4, 2, 1] and empty == [True, True]
     assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128]
     assert replayed[0] == 128 and 64 in replayed             # each replays its own bucket
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
     llm.generate(prompts, params)
     assert len(captured) == 6                                       # captured once
+
+
+class HostReads(TorchDispatchMode):
+    """Names the operations that read a tensor's values back on the host, or whose
+    output's shape depends on them: a CUDA graph captures neither (it would fail, or
+    replay the value it saw while captured)."""
+    DATA_DEPENDENT = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique2",
+                      "repeat_interleave", "item"}
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in self.DATA_DEPENDENT:
+            self.found.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_captured_step_reads_nothing_back_to_the_host(llama):
+    """What each graph holds, run on a CPU under a dispatch mode: the decode step's
+    and the prompt step's forward passes, fused operations both ways. A stand-in
+    capture reruns the Python at every replay, so only this shows such a read."""
+    prompts = [list(range(100, 190))] + PROMPTS_7
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
+    for fused in (False, True):
+        llm = LLM(llama, engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                  max_num_batched_tokens=128, fused_ops=fused)
+        llm.stage.config.prompt_graphs = True
+        runner = use_decode_graphs(llm.llm_engine)
+        reads, ran = HostReads(), []
+        for name in ("forward", "forward_prompt"):
+            def watched(bucket, attn, run=getattr(runner, name), name=name):
+                ran.append(name)
+                with reads:
+                    return run(bucket, attn)
+            setattr(runner, name, watched)
+        llm.generate(prompts, params)
+        assert set(ran) == {"forward", "forward_prompt"} and reads.found == []
 
 
 def test_a_step_without_block_tables_runs_eagerly(llama):

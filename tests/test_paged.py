@@ -97,13 +97,34 @@ def test_splits_are_chosen_to_fill_the_gpu_and_only_for_decodes():
     assert choose_splits(8, 4096, 1, 0) == 1              # no GPU
 
 
+def test_a_decode_tile_walks_more_keys_a_trip_only_where_programs_are_few(monkeypatch):
+    """As on an H100 (132 multiprocessors): 16-bit decode tiles of a launch with
+    fewer than two programs a multiprocessor walk 64 keys a trip, those of a
+    full launch 32 (more of them fit at once); other tiles never change."""
+    from minicb.kernels import online_softmax
+    monkeypatch.setattr(online_softmax, "TARGET_PROCESSORS", 132)
+
+    def keys(dtype, sequences, num_queries=1, head_dim=128):
+        q = torch.empty(sequences * num_queries, 32, head_dim, dtype=dtype)
+        cache = torch.empty(16, 8, head_dim, dtype=dtype)
+        return online_softmax.launch_options(q, cache, num_queries, sequences=sequences)["BLOCK_N"]
+
+    assert keys(torch.bfloat16, 1) == keys(torch.float16, 32) == 64    # 8 and 256 programs
+    assert keys(torch.bfloat16, 33) == keys(torch.bfloat16, 64) == 32  # 264 and 512 programs
+    assert keys(torch.bfloat16, 1, head_dim=256) == 32                 # no registers to spare
+    assert keys(torch.bfloat16, 1, num_queries=16) == 32               # a prefill tile
+    assert keys(torch.float32, 1) == 16                                # an exact fp32 tile
+    monkeypatch.setattr(online_softmax, "TARGET_PROCESSORS", 0)
+    assert keys(torch.bfloat16, 1) == 32                               # no GPU to fill
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_many_splits_of_a_decode_tile_match_the_reference(dtype):
-    """The splits a GPU would choose for batch 1 (16), over the decode tile of
-    16-bit types (64 keys a trip), contexts on and off its boundaries."""
+    """The splits a GPU would choose for batch 1 (16), over the tile a GPU's
+    16-bit decode then walks (64 keys a trip), contexts on and off its boundaries."""
     torch.manual_seed(9)
     args = paged_inputs([1] * 3, [1000, 64, 257], 8, 2, 128, dtype, block_size=16)
-    out = paged_attention(*args, max_query_len=1, num_splits=16)
+    out = paged_attention(*args, max_query_len=1, num_splits=16, tile_keys=64)
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
 
 

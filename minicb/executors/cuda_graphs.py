@@ -60,7 +60,9 @@ def prompt_buckets(config) -> list[int]:
         return []
     # (a budget unset until the model's length is known: its default, 2,048 or more)
     budget = config.max_num_batched_tokens or PROMPT_BUCKETS[-1]
-    return [b for b in PROMPT_BUCKETS if b <= budget]
+    # every bucket below the budget, and the first that holds a step of the whole budget
+    return ([b for b in PROMPT_BUCKETS if b < budget]
+            + [b for b in PROMPT_BUCKETS if b >= budget][:1])
 
 
 # ANCHOR: graph_executor

@@ -21,8 +21,8 @@ from ..attention import attention_ops
 from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget
 from ..executors import ParallelExecutor
-from ..kernels.online_softmax import tile_options
-from ..kernels.paged_attention import choose_splits, multiprocessors
+from ..kernels.online_softmax import multiprocessors, tile_options
+from ..kernels.paged_attention import choose_splits
 from ..kernels import reference
 from ..kernels.traffic import attention_bytes
 from ..layer_ops import LAYER_OP_NAMES

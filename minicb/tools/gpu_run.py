@@ -131,7 +131,6 @@ REACHED_ON_A_GPU = {
     "minicb/gpu_memory.py": "tests/test_paged.py",
     "minicb/stages/overlap.py": "tests/test_overlap.py",
     "kernels/online_softmax.py": "tests/test_kernels.py",
-    "kernels/paged_attention.py": "tests/test_paged.py",
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
     "minicb/tools/bench.py": "part benchmarks",
     "minicb/tools/peers.py": "part benchmarks",
