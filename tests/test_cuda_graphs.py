@@ -305,17 +305,26 @@ def test_a_step_without_block_tables_runs_eagerly(llama):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="captures CUDA graphs")
 def test_prompt_steps_replayed_from_cuda_graphs_match_eager_ones(llama):
     """On a GPU, real graphs: chunks of long prompts beside decodes, each step
-    replayed from the graph of its token bucket, give the eager steps' tokens."""
+    replayed from the graph of its token bucket, give the eager steps' tokens and
+    K/V. (Two engines in one process: each gets a KV pool of its own size.)"""
     prompts = [[(10 + i) % 250 for i in range(n)] for n in (300, 20, 90, 5, 150)]    # tiny vocab: 259
     params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in (6, 30, 12, 40, 3)]
     options = dict(engine="paged", block_size=16, max_num_seqs=8, max_num_batched_tokens=256,
-                   enable_chunked_prefill=True, dtype="float32")
-    expected = LLM(llama, **options).generate(prompts, params)
+                   enable_chunked_prefill=True, dtype="float32", num_blocks=64)
+    reference = LLM(llama, **options)
+    expected = reference.generate(prompts, params)
     llm = LLM(llama, **options, prompt_graphs=True)
-    got = llm.generate(prompts, params)
     runner = llm.stage.executor.executor
+    ran, forward = [], runner.forward_prompt
+    runner.forward_prompt = lambda bucket, attn: (ran.append(bucket), forward(bucket, attn))[1]
+    got = llm.generate(prompts, params)
     assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128, 256]
+    # each bucket run twice (warmed up, captured), largest first, at the first prompt step;
+    # every later prompt step replays a graph, which runs no Python
+    assert ran == [256, 256, 128, 128, 64, 64]
     assert [o.output_token_ids for o in got] == [o.output_token_ids for o in expected]
+    for mine, theirs in ((llm.stage.k_cache, reference.stage.k_cache), (llm.stage.v_cache, reference.stage.v_cache)):
+        torch.testing.assert_close(mine, theirs, atol=1e-4, rtol=1e-4)
     assert "CUDA graphs with prompt steps" in describe(runner, llm.stage.config)
 
 
