@@ -249,6 +249,44 @@ def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(
     assert len(captured) == 6                                       # captured once
 
 
+@pytest.mark.parametrize("failing", [2, 4], ids=["prompt-bucket", "decode-bucket"])
+def test_a_capture_that_fails_keeps_no_graph_and_the_next_step_captures_again(llama, failing):
+    """Stand-in captures (the prompt buckets 128 and 64 at the first step, then the
+    decode buckets 6, 4, 2, 1), one of which fails as a GPU out of memory would: the
+    step raises, no graph of that kind is kept, and the engine's next run captures
+    them again and gives the plain run's tokens."""
+    prompts = [list(range(100, 190))] + PROMPTS_7
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
+    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                   max_num_batched_tokens=128)
+    expected = LLM(llama, **options, cuda_graphs=False).generate(prompts, params)
+    llm = LLM(llama, **options)
+    llm.stage.config.prompt_graphs = True
+    runner = use_decode_graphs(llm.llm_engine)
+    calls = []
+
+    def capture(run):
+        calls.append(run)
+        if len(calls) == failing:
+            raise RuntimeError("stand-in: out of memory capturing a bucket")
+        output = run()
+
+        def replay():
+            with torch.inference_mode():
+                output.copy_(run())
+        return SimpleNamespace(replay=replay), output
+    runner.captured, runner.capture = capture, True
+    with pytest.raises(RuntimeError, match="capturing a bucket"):
+        llm.generate(prompts, params)
+    if failing == 2:
+        assert runner.prompt_graphs == runner.prompt_outputs == {}
+    else:
+        assert sorted(runner.prompt_graphs) == [64, 128] and runner.graphs == runner.outputs == {}
+    outputs = llm.generate(prompts, params)
+    assert sorted(runner.prompt_graphs) == [64, 128] and sorted(runner.graphs) == [1, 2, 4, 6]
+    assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
+
+
 class HostReads(TorchDispatchMode):
     """Names the operations that read a tensor's values back on the host, or whose
     output's shape depends on them: a CUDA graph captures neither (it would fail, or

@@ -35,6 +35,7 @@ The stage never learns of any of this: it hands this executor the same
 inputs it hands the plain one.
 """
 import dataclasses
+from contextlib import contextmanager
 from functools import partial
 from types import SimpleNamespace
 
@@ -131,8 +132,9 @@ class GraphExecutor(Executor):
         # (this makes the buffers, before any capture)
         self.fill(n, bucket, input_ids, positions, attn)
         if self.capture and not self.graphs:
-            for size in reversed(self.buckets):
-                self.record(size, attn)
+            with all_or_none(self.graphs, self.outputs):
+                for size in reversed(self.buckets):
+                    self.record(size, attn)
         if self.capture:
             self.graphs[bucket].replay()                   # one call for every launch
             hidden = self.outputs[bucket]
@@ -211,9 +213,10 @@ class GraphExecutor(Executor):
         if self.capture and not self.prompt_graphs:
             # on the buffers as made, no step in them: a bucket smaller than this step
             # would otherwise read and write past its rows while it is captured
-            for size in reversed(self.prompt_buckets):
-                self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
-                    lambda size=size: self.forward_prompt(size, attn))
+            with all_or_none(self.prompt_graphs, self.prompt_outputs):
+                for size in reversed(self.prompt_buckets):
+                    self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
+                        lambda size=size: self.forward_prompt(size, attn))
         for name, value, padding in (("input_ids", input_ids, 0),
                                      ("positions", positions, 0),
                                      ("slot_mapping", attn.slot_mapping, -1)):
@@ -271,3 +274,16 @@ def step_tensors(attn) -> list:
     not the KV caches, which stay where they are."""
     return [(f.name, getattr(attn, f.name)) for f in dataclasses.fields(attn)
             if isinstance(getattr(attn, f.name), torch.Tensor) and not f.name.endswith("_cache")]
+
+
+@contextmanager
+def all_or_none(*captured):
+    """Keep every graph captured inside, or none: where one capture fails (out of
+    memory, say), the step raises and the next step captures them all again,
+    instead of finding some buckets missing."""
+    try:
+        yield
+    except BaseException:
+        for graphs in captured:
+            graphs.clear()
+        raise
