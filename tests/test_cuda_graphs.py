@@ -212,18 +212,34 @@ def test_every_bucket_is_captured_at_the_first_decode_step_largest_first(llama, 
     assert [o.output_token_ids for o in again] == [o.output_token_ids for o in expected]
 
 
+# Stage 5 with prompt_graphs, its buckets 64 and 128: a 90-token prompt first (the first
+# step fills the bucket of 128, later ones 64), then PROMPTS_7.
+PROMPT_STEPS = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                    max_num_batched_tokens=128)
+PROMPT_STEPS_RUN = dict(prompts=[list(range(100, 190))] + PROMPTS_7,
+                        params=[SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7])
+
+
+def plain_run(llama):
+    """The outputs of PROMPT_STEPS_RUN on the plain executor."""
+    return LLM(llama, **PROMPT_STEPS, cuda_graphs=False).generate(PROMPT_STEPS_RUN["prompts"],
+                                                                   PROMPT_STEPS_RUN["params"])
+
+
+def with_prompt_graphs(llama, **options):
+    """An LLM of PROMPT_STEPS with prompt_graphs on the graph executor (which, on a
+    CPU, pads its buffers but captures nothing), and that executor."""
+    llm = LLM(llama, **PROMPT_STEPS, **options)
+    llm.stage.config.prompt_graphs = True          # (a CPU config refuses it: no graphs)
+    return llm, use_decode_graphs(llm.llm_engine)
+
+
 def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(llama):
     """Capturing stands in as in stand_in_capture, for both kinds of step: a "graph"
     replays by running the step on the static buffers into the output it captured.
     A 90-token prompt first: the first step fills the bucket of 128, later ones 64."""
-    prompts = [list(range(100, 190))] + PROMPTS_7
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
-    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
-                   max_num_batched_tokens=128)
-    expected = LLM(llama, **options, cuda_graphs=False).generate(prompts, params)
-    llm = LLM(llama, **options)
-    llm.stage.config.prompt_graphs = True
-    runner = use_decode_graphs(llm.llm_engine)
+    prompts, params, expected = PROMPT_STEPS_RUN["prompts"], PROMPT_STEPS_RUN["params"], plain_run(llama)
+    llm, runner = with_prompt_graphs(llama)
     captured, replayed, empty = [], [], []
 
     def capture(run):
@@ -255,14 +271,8 @@ def test_a_capture_that_fails_keeps_no_graph_and_the_next_step_captures_again(ll
     decode buckets 6, 4, 2, 1), one of which fails as a GPU out of memory would: the
     step raises, no graph of that kind is kept, and the engine's next run captures
     them again and gives the plain run's tokens."""
-    prompts = [list(range(100, 190))] + PROMPTS_7
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
-    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
-                   max_num_batched_tokens=128)
-    expected = LLM(llama, **options, cuda_graphs=False).generate(prompts, params)
-    llm = LLM(llama, **options)
-    llm.stage.config.prompt_graphs = True
-    runner = use_decode_graphs(llm.llm_engine)
+    prompts, params, expected = PROMPT_STEPS_RUN["prompts"], PROMPT_STEPS_RUN["params"], plain_run(llama)
+    llm, runner = with_prompt_graphs(llama)
     calls = []
 
     def capture(run):
@@ -308,13 +318,8 @@ def test_a_captured_step_reads_nothing_back_to_the_host(llama):
     """What each graph holds, run on a CPU under a dispatch mode: the decode step's
     and the prompt step's forward passes, fused operations both ways. A stand-in
     capture reruns the Python at every replay, so only this shows such a read."""
-    prompts = [list(range(100, 190))] + PROMPTS_7
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [4] + MAX_TOKENS_7]
     for fused in (False, True):
-        llm = LLM(llama, engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
-                  max_num_batched_tokens=128, fused_ops=fused)
-        llm.stage.config.prompt_graphs = True
-        runner = use_decode_graphs(llm.llm_engine)
+        llm, runner = with_prompt_graphs(llama, fused_ops=fused)
         reads, ran = HostReads(), []
         for name in ("forward", "forward_prompt"):
             def watched(bucket, attn, run=getattr(runner, name), name=name):
@@ -322,7 +327,7 @@ def test_a_captured_step_reads_nothing_back_to_the_host(llama):
                 with reads:
                     return run(bucket, attn)
             setattr(runner, name, watched)
-        llm.generate(prompts, params)
+        llm.generate(PROMPT_STEPS_RUN["prompts"], PROMPT_STEPS_RUN["params"])
         assert set(ran) == {"forward", "forward_prompt"} and reads.found == []
 
 
