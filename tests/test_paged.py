@@ -316,7 +316,7 @@ def check_blocks(kv):
     for block in range(kv.num_blocks):
         assert kv.ref_counts[block] == owners.get(block, 0)           # refcount == number of owners
         if owners.get(block, 0) > 1:
-            assert block in kv.hash_of                                  # shared only through the cache
+            assert block in kv.cached_as                                  # shared only through the cache
         assert (block in kv.free_blocks) == (kv.ref_counts[block] == 0)
 
 

@@ -4,18 +4,48 @@ Requests often begin alike: a system prompt, a few-shot template, a long
 document asked several questions. The K/V of equal prefixes are equal, so
 stage 5's blocks can hold them once for every request that starts that way.
 
-A full block is also known by a hash of its tokens chained to the hash of the
-block before it, so equal hashes mean equal prefixes. A request being admitted
-takes the cached blocks that match the start of its tokens and computes only
-what follows them. Each block counts its owners; only a block nobody owns
-returns to the free list, where it stays findable until it is handed out
-again, least recently freed first.
+A full block is found by a hash of its tokens chained to the hash of the block
+before it (SHA-256: a prompt cannot be written to collide with another, as it
+can with Python's ``hash()``), and taken only if its tokens, and the cached
+block before it, are the request's own: a hash may find a block, the tokens
+decide. A request being admitted takes the cached blocks that match the start
+of its tokens and computes only what follows them. Each block counts its
+owners; only a block nobody owns returns to the free list, where it stays
+findable until it is handed out again, least recently freed first.
 
 Stage 5's block manager and scheduler, each extended; the step is unchanged.
 """
+import hashlib
+from array import array
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from .paged import BlockManager, PagedEngine, PagedScheduler
+
+
+# ANCHOR: cached_block
+def block_hash(parent: "CachedBlock | None", tokens: tuple[int, ...]) -> bytes:
+    """SHA-256 of the block before it and this block's token ids. Python's hash()
+    of the same would do for honest prompts, but two different blocks with equal
+    hash() values take seconds to find, and one would be served the other's K/V."""
+    before = parent.hash if parent else b""
+    return hashlib.sha256(before + array("q", tokens).tobytes()).digest()
+
+
+@dataclass(eq=False)
+class CachedBlock:
+    """What a full block holds: its tokens, after those of its parent. A new
+    object each time a block is filled, so that a block refilled with other
+    tokens is never mistaken for what it held before."""
+    parent: "CachedBlock | None"
+    tokens: tuple[int, ...]
+    block: int
+    hash: bytes
+
+    def holds(self, parent: "CachedBlock | None", tokens: tuple[int, ...]) -> bool:
+        """The tokens decide: these tokens, after that very parent, all the way back."""
+        return self.parent is parent and self.tokens == tokens
+# ANCHOR_END: cached_block
 
 
 # ANCHOR: block_manager
@@ -26,10 +56,10 @@ class PrefixCachingBlockManager(BlockManager):
         super().__init__(num_blocks, block_size)
         self.free_blocks = OrderedDict.fromkeys(range(num_blocks))  # oldest-freed first
         self.ref_counts = [0] * num_blocks
-        # request -> hashes of its full blocks
-        self.block_hashes: dict[object, list[int]] = {}
-        self.cached: dict[int, int] = {}        # hash -> block holding those tokens
-        self.hash_of: dict[int, int] = {}       # block -> its hash, if cached
+        # request -> what each of its full blocks holds
+        self.filled: dict[object, list[CachedBlock]] = {}
+        self.cached: dict[bytes, CachedBlock] = {}     # hash -> a block, findable
+        self.cached_as: dict[int, CachedBlock] = {}    # block -> its entry, if cached
         self.prefix_hits = 0                    # blocks reused from the cache
 
     def can_allocate(self, request, num_tokens) -> bool:
@@ -37,7 +67,7 @@ class PrefixCachingBlockManager(BlockManager):
             return super().can_allocate(request, num_tokens)
         hits = self.cached_prefix(request)      # new: cached blocks come for free
         # On the free list, but will be taken.
-        idle_hits = sum(self.ref_counts[b] == 0 for b in hits)
+        idle_hits = sum(self.ref_counts[hit.block] == 0 for hit in hits)
         return (self.blocks_for(num_tokens) - len(hits)
                 <= len(self.free_blocks) - idle_hits)
 
@@ -45,10 +75,11 @@ class PrefixCachingBlockManager(BlockManager):
         table = self.block_tables.get(request)
         if table is None:
             table = self.block_tables[request] = []
-            for block in self.cached_prefix(request):
-                table.append(self.take(block))
+            hits = self.cached_prefix(request)
+            for entry in hits:
+                table.append(self.take(entry.block))
                 self.prefix_hits += 1
-            self.block_hashes[request] = [self.hash_of[b] for b in table]
+            self.filled[request] = hits
         while len(table) < self.blocks_for(num_tokens):
             table.append(self.take_free_block())
 
@@ -59,7 +90,7 @@ class PrefixCachingBlockManager(BlockManager):
             self.ref_counts[block] -= 1
             if self.ref_counts[block] == 0:
                 self.free_blocks[block] = None
-        self.block_hashes.pop(request, None)
+        self.filled.pop(request, None)
 
     def take(self, block) -> int:
         if self.ref_counts[block] == 0:
@@ -69,8 +100,8 @@ class PrefixCachingBlockManager(BlockManager):
 
     def take_free_block(self) -> int:
         block, _ = self.free_blocks.popitem(last=False)    # the block free the longest
-        if block in self.hash_of:                 # reused: its cached contents are gone
-            del self.cached[self.hash_of.pop(block)]
+        if block in self.cached_as:               # reused: its cached contents are gone
+            del self.cached[self.cached_as.pop(block).hash]
         self.ref_counts[block] = 1
         return block
 # ANCHOR_END: block_manager
@@ -79,31 +110,39 @@ class PrefixCachingBlockManager(BlockManager):
     def num_cached_tokens(self, request) -> int:
         return len(self.cached_prefix(request)) * self.block_size
 
-    def cached_prefix(self, request) -> list[int]:
+    def cached_prefix(self, request) -> list[CachedBlock]:
         """Cached blocks matching the start of the request's tokens. Only
         blocks before its last token count: the last token is always
         computed, because its logits give the next token."""
-        tokens, size, blocks, parent = request.all_token_ids, self.block_size, [], None
-        for i in range((len(tokens) - 1) // size):
-            parent = hash((parent, tuple(tokens[i * size:(i + 1) * size])))
-            if parent not in self.cached:
+        parent, hits = None, []
+        for i in range((len(request.all_token_ids) - 1) // self.block_size):
+            tokens = self.block_tokens(request, i)
+            entry = self.cached.get(block_hash(parent, tokens))
+            if entry is None or not entry.holds(parent, tokens):
                 break
-            blocks.append(self.cached[parent])
-        return blocks
+            hits.append(entry)
+            parent = entry
+        return hits
 
     def computed(self, request):
         """After a step is launched: publish the request's newly filled blocks
         in the cache, those whose tokens are all known on the host."""
-        hashes, table, size = (self.block_hashes[request], self.block_tables[request],
-                               self.block_size)
-        tokens = request.all_token_ids
-        for i in range(len(hashes),
-                       min(request.num_computed_tokens, len(tokens)) // size):
-            hashes.append(hash((hashes[-1] if hashes else None,
-                                tuple(tokens[i * size:(i + 1) * size]))))
-            if hashes[-1] not in self.cached and table[i] not in self.hash_of:
-                self.cached[hashes[-1]] = table[i]
-                self.hash_of[table[i]] = hashes[-1]
+        filled, table = self.filled[request], self.block_tables[request]
+        known = min(request.num_computed_tokens, len(request.all_token_ids))
+        for i in range(len(filled), known // self.block_size):
+            parent = filled[-1] if filled else None
+            tokens = self.block_tokens(request, i)
+            entry = CachedBlock(parent, tokens, table[i], block_hash(parent, tokens))
+            found = self.cached.get(entry.hash)
+            if found is not None and found.holds(parent, tokens):
+                entry = found      # another block holds these: it stays the cached one
+            elif found is None and table[i] not in self.cached_as:
+                self.cached[entry.hash] = self.cached_as[table[i]] = entry
+            filled.append(entry)
+
+    def block_tokens(self, request, i) -> tuple[int, ...]:
+        size = self.block_size
+        return tuple(request.all_token_ids[i * size:(i + 1) * size])
     # ANCHOR_END: prefix_cache
 
 
