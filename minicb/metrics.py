@@ -99,7 +99,7 @@ class RunMetrics(Throughput):
             prompt_tokens=sum(x.num_prompt_tokens for x in m),
             output_tokens=sum(x.num_output_tokens for x in m),
             wall_time=wall_time,
-            ttft=percentiles([x.ttft for x in m]),
+            ttft=percentiles([x.ttft for x in m if x.ttft is not None]),   # failed first: none
             tpot=percentiles([x.tpot for x in m if x.num_output_tokens > 1]),
             latency=percentiles([x.latency for x in m]),
             num_steps=len(steps),

@@ -25,8 +25,11 @@ class RequestMetrics:
     num_output_tokens: int = 0
 
     @property
-    def ttft(self) -> float:
-        """Time to first token: arrival to the first generated token."""
+    def ttft(self) -> float | None:
+        """Time to first token: arrival to the first generated token. None for a
+        request that ended without one (it failed or was aborted first)."""
+        if self.first_token_time is None:
+            return None
         return self.first_token_time - self.arrival_time
 
     @property
