@@ -1,10 +1,17 @@
 """Every engine knob in one place: its default, what it means, and its check."""
 import ast
+import dataclasses
 import inspect
+import math
+import numbers
 import os
+import typing
 from dataclasses import dataclass
 
 import torch
+
+from .costmodel import Hardware
+from .sampling import as_integer
 
 # The stages' names, in the book's order (minicb.stages.STAGES maps each to its engine).
 ENGINES = ("single", "static", "dynamic", "continuous", "paged")
@@ -12,6 +19,7 @@ SCHEDULING_POLICIES = ("mixed", "prefill_first")
 ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 EXECUTORS = ("model", "simulated")
 KV_RESERVATIONS = ("max", "pow2", "oracle")
+DTYPES = ("float32", "float16", "bfloat16")
 
 
 # ANCHOR: engine_config
@@ -19,9 +27,9 @@ KV_RESERVATIONS = ("max", "pow2", "oracle")
 class EngineConfig:
     engine: str = "static"
     """Which stage serves requests: "single", "static", "dynamic", "continuous" or "paged"."""
-    dtype: str = "float32"
+    dtype: str | torch.dtype = "float32"
     """Weights and activations: "float32", "float16" or "bfloat16"."""
-    device: str | None = None
+    device: str | torch.device | None = None
     """"cuda" when a GPU is present, else "cpu"."""
     attention_backend: str | None = None
     """"triton" (the stage's Triton kernel; through the interpreter on a CPU),
@@ -120,11 +128,12 @@ class EngineConfig:
     """"model" runs the model. "simulated" runs none: the model is a shape of
     minicb.costmodel, each step takes what the cost model predicts on
     ``hardware``, on a virtual clock, and KV memory is counted, not held."""
-    hardware: str = "h100-sxm"
+    hardware: str | Hardware = "h100-sxm"
     """The simulated GPU: a key of minicb.costmodel.HARDWARE (or, from Python, a
     Hardware profile, such as minicb.tools.calibrate measures for this machine)."""
 
     def __post_init__(self):
+        self.check_types()
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; choose one of {ENGINES}")
         if self.executor not in EXECUTORS:
@@ -141,20 +150,18 @@ class EngineConfig:
         if self.attention_backend not in ATTENTION_BACKENDS:
             raise ValueError(f"unknown attention_backend {self.attention_backend!r}; "
                              f"choose one of {ATTENTION_BACKENDS}")
-        if not isinstance(self.max_batch_size, int) or self.max_batch_size < 1:
-            raise ValueError(f"max_batch_size must be an integer >= 1, got {self.max_batch_size!r}")
-        for name in ("max_num_seqs", "schedule_interval", "block_size"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+        for name in ("max_batch_size", "max_num_seqs", "schedule_interval", "block_size"):
+            if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
         for name in ("max_wait_ms", "waiting_served_ratio"):
-            if not getattr(self, name) >= 0:
+            if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.kv_reservation not in KV_RESERVATIONS:
             raise ValueError(f"unknown kv_reservation {self.kv_reservation!r}; choose one of {KV_RESERVATIONS}")
         if self.scheduling_policy not in SCHEDULING_POLICIES:
             raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
                              f"choose one of {SCHEDULING_POLICIES}")
-        if self.num_blocks is not None and (not isinstance(self.num_blocks, int) or self.num_blocks < 1):
+        if self.num_blocks is not None and self.num_blocks < 1:
             raise ValueError(f"num_blocks must be an integer >= 1, got {self.num_blocks!r}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization!r}")
@@ -186,11 +193,39 @@ class EngineConfig:
             raise ValueError(f"async_scheduling=True needs engine 'paged', got engine {self.engine!r}")
         if self.num_threads is None:
             self.num_threads = default_num_threads()
-        elif not isinstance(self.num_threads, int) or isinstance(self.num_threads, bool) or self.num_threads < 1:
-            raise ValueError(f"num_threads must be an integer >= 1, got {self.num_threads!r}")
+        self.check_ranges()
+# ANCHOR_END: engine_config
+
+    # ANCHOR: check_types
+    def check_types(self):
+        """Every field as the type it declares, before anything else is read or
+        loaded: a switch is True or False (the string "no" would be true), a
+        count is a whole number (not 64.5, nor True), a number is finite. An
+        integer or a float of another kind (numpy's, say) becomes Python's."""
+        hints = typing.get_type_hints(EngineConfig)
+        for field in dataclasses.fields(self):
+            value, kinds = getattr(self, field.name), typing.get_args(hints[field.name])
+            kinds = kinds or (hints[field.name],)
+            if value is None and type(None) in kinds:
+                continue
+            converted = next((c for c in (as_kind(value, k) for k in kinds) if c is not None), None)
+            if converted is None:
+                raise ValueError(f"{field.name} must be {' or '.join(map(kind_name, kinds))}, "
+                                 f"got {short(value)}")
+            setattr(self, field.name, converted)
+    # ANCHOR_END: check_types
+
+    def check_ranges(self):
+        """The counts and sizes the checks above do not bound."""
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
-# ANCHOR_END: engine_config
+        for name in ("max_num_batched_tokens", "kv_cache_memory_bytes", "num_threads"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        if str(self.dtype).removeprefix("torch.") not in DTYPES:
+            raise ValueError(f"unsupported dtype {self.dtype!r}; choose one of {list(DTYPES)}")
 
     def check_bf16(self):
         """bf16 needs a GPU of compute capability 8.0 or newer (A100 and later)."""
@@ -203,7 +238,7 @@ class EngineConfig:
 
     def check_tensor_parallel(self):
         n = self.tensor_parallel_size
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        if n < 1:
             raise ValueError(f"tensor_parallel_size must be an integer >= 1, got {n!r}")
         if n == 1:
             return
@@ -238,6 +273,31 @@ class EngineConfig:
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least "
                              f"max_num_seqs {self.max_num_seqs}: every running request decodes a token per step")
+
+
+def as_kind(value, kind):
+    """value as an instance of kind, or None if it is not one."""
+    if kind is bool:
+        return bool(value) if type(value).__name__ in ("bool", "bool_") else None
+    if kind is int:
+        return as_integer(value)
+    if kind is float:
+        real = isinstance(value, numbers.Real) and as_kind(value, bool) is None
+        return float(value) if real and math.isfinite(value) else None
+    if kind is type(None):
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def kind_name(kind) -> str:
+    return {bool: "True or False", int: "an integer", float: "a finite number", str: "a string",
+            type(None): "None"}.get(kind, f"a {kind.__module__}.{kind.__qualname__}")
+
+
+def short(value, limit=60) -> str:
+    """repr(value), cut to limit characters: an error names a bad value, not a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def default_num_threads() -> int:

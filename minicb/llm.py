@@ -2,6 +2,8 @@
 time and each ``step()`` advances them. ``LLM`` is offline: ``generate`` hands
 over a list of prompts and returns when all are done. Both run any stage,
 chosen by name."""
+import dataclasses
+import difflib
 import operator
 
 import torch
@@ -9,7 +11,7 @@ from tqdm.auto import tqdm
 
 from . import gpu_memory
 from .checkpoint import read_config
-from .config import EngineConfig
+from .config import EngineConfig, short
 from .executors import make_executor
 from .metrics import RunMetrics
 from .pretrained import resolve_model
@@ -39,7 +41,7 @@ class LLMEngine:
         # transformers takes seconds to import: only an engine with a tokenizer waits for it.
         from transformers import AutoTokenizer
 
-        self.config = EngineConfig(engine=engine, **options)
+        self.config = EngineConfig(engine=engine, **known_options(options))
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
         if self.config.executor == "simulated":     # a shape: no weights, no tokenizer
@@ -298,6 +300,18 @@ class LLM:
                              text, r.finish_reason, r.metrics, r.error)
 
 
+def known_options(options: dict) -> dict:
+    """Every keyword must be an EngineConfig field: a misspelt one is named, with the
+    field it was most likely meant to be."""
+    fields = [f.name for f in dataclasses.fields(EngineConfig)]
+    for name in options:
+        if name not in fields:
+            guess = difflib.get_close_matches(name, fields, n=1)
+            raise ValueError(f"unknown engine option {name!r}"
+                             + (f"; did you mean {guess[0]!r}?" if guess else "; see minicb/config.py"))
+    return options
+
+
 def params_per_prompt(prompts, sampling_params) -> list[SamplingParams]:
     if sampling_params is None:
         sampling_params = SamplingParams()
@@ -355,9 +369,3 @@ def check_text(text: str, what: str | None = None) -> str:
                          f"{text[error.start]!r}, a lone surrogate, which is not text "
                          "(it has no UTF-8 encoding)") from None
     return text
-
-
-def short(value, limit=60) -> str:
-    """repr(value), cut to limit characters: an error names a bad value, not a megabyte of it."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."

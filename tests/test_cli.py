@@ -106,6 +106,11 @@ def test_chat_starts_over_when_the_conversation_outgrows_the_context(smollm2):
 @pytest.mark.parametrize("flags,message", [
     (["--max-tokens", "-3"], "minicb generate: error: --max-tokens must be an integer >= 1, got -3"),
     (["--max-num-seqs", "0"], "minicb generate: error: --max-num-seqs must be an integer >= 1, got 0"),
+    (["--max-wait-ms", "nan"], "minicb generate: error: --max-wait-ms must be a finite number, got nan"),
+    (["--gpu-memory-utilization", "inf"], "minicb generate: error: --gpu-memory-utilization must be a finite "
+                                          "number, got inf"),
+    (["--kv-cache-memory-bytes", "-1"], "minicb generate: error: --kv-cache-memory-bytes must be an integer "
+                                        ">= 1, got -1"),
     (["--model", "nowhere"], "minicb generate: error: model 'nowhere': no such folder. Give a checkpoint "
                              "folder, or a built-in model: smollm2."),
     (["--model", "smollm"], "minicb generate: error: model 'smollm': no such folder. Give a checkpoint "
