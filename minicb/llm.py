@@ -5,6 +5,7 @@ chosen by name."""
 import dataclasses
 import difflib
 import operator
+import traceback
 
 import torch
 from tqdm.auto import tqdm
@@ -44,18 +45,23 @@ class LLMEngine:
         self.config = EngineConfig(engine=engine, **known_options(options))
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)
-        if self.config.executor == "simulated":     # a shape: no weights, no tokenizer
-            self.executor = make_executor(model, self.config)
-            self.config.settle_max_model_len(self.executor.config.max_position_embeddings)
-            self.tokenizer = None
-        else:
-            model = resolve_model(model)
-            self.config.settle_max_model_len(read_config(model).max_context)
-            self.executor = make_executor(model, self.config)    # loads the model
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-        # Every timestamp: the wall clock, or the simulated GPU's virtual one.
-        self.clock = self.executor.clock
-        self.stage = engine_class(self.config)(self.executor, self.config)
+        self.executor = None
+        try:
+            if self.config.executor == "simulated":     # a shape: no weights, no tokenizer
+                self.executor = make_executor(model, self.config)
+                self.config.settle_max_model_len(self.executor.config.max_position_embeddings)
+                self.tokenizer = None
+            else:
+                model = resolve_model(model)
+                self.config.settle_max_model_len(read_config(model).max_context)
+                self.executor = make_executor(model, self.config)    # loads the model
+                self.tokenizer = AutoTokenizer.from_pretrained(model)
+            # Every timestamp: the wall clock, or the simulated GPU's virtual one.
+            self.clock = self.executor.clock
+            self.stage = engine_class(self.config)(self.executor, self.config)
+        except BaseException as error:
+            self.give_back_loaded(error)
+            raise
         # The live requests, by id. A request leaves when its last StepOutput is
         # returned or it is aborted, so a long-running engine holds only what is in
         # flight, and a finished request's id may be used again.
@@ -94,6 +100,18 @@ class LLMEngine:
         self.stage.close()
         self.executor.close()
         self.closed = True
+        if gpu_memory.CUDA.is_gpu(self.config.device):
+            gpu_memory.CUDA.release(self.config.device)
+
+    def give_back_loaded(self, error):
+        """An engine refused once its model is loaded (its KV cache does not fit,
+        say) frees the model now, not when the caller lets go of the error: the
+        error's traceback keeps every frame it came through, and their locals,
+        for as long as a notebook shows it, and the retry it suggests needs that
+        memory."""
+        traceback.clear_frames(error.__traceback__)
+        if self.executor is not None:
+            self.executor.close()
         if gpu_memory.CUDA.is_gpu(self.config.device):
             gpu_memory.CUDA.release(self.config.device)
 

@@ -57,8 +57,7 @@ class Engine:
 
     def close(self):
         """Let go of what the stage keeps between steps (the front door aborts the
-        requests first). Stages 1-3 keep nothing: a batch's KV cache lives as long
-        as the batch."""
+        requests first)."""
 
     def abort(self, request_id: str):
         """Finish a request now, wherever it is. Unknown or finished ids are a no-op."""
@@ -285,6 +284,11 @@ class RunToCompletionEngine(Engine):
                 # holds, rather than at the next step(), which may be long in coming.
                 self.running = None
             return advanced
+
+    def close(self):
+        """A batch's KV cache lives as long as its run_batch generator: closed in
+        the middle of a batch, drop it, and the cache with it."""
+        self.batch, self.running = [], None
 
     def requeue(self):
         """A step raised: its batch's unfinished requests go back to the head of

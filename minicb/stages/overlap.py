@@ -143,6 +143,12 @@ class AsyncPagedEngine(PagedEngine):
     def has_unfinished_requests(self) -> bool:
         return super().has_unfinished_requests() or self.in_flight is not None
 
+    def close(self):
+        """The step in flight goes too: its requests were aborted, its tokens are nobody's."""
+        super().close()
+        self.in_flight = None
+        self.scheduler.in_flight.clear()
+
 
 class AsyncPrefixCachingScheduler(AsyncScheduler, PrefixCachingScheduler):
     """Both: tokens in flight count as known, and cached prefixes are shared."""
