@@ -1,5 +1,6 @@
 """Command line: ``python -m minicb generate|chat|demo|serve|bench|check ...``."""
 import argparse
+import os
 import re
 import sys
 
@@ -14,7 +15,7 @@ from .demo import main as demo_main
 from .exercises import main as check_main
 from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
-from .server import MAX_REQUEST_BYTES, chat_prompt, make_app
+from .server import MAX_REQUEST_BYTES, chat_prompt, check_address, is_loopback, make_app
 from .workload import PRESETS
 
 
@@ -83,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the name clients send as 'model' (default: --model)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every one)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument("--api-key", default=None,
+                       help="every /v1 request must send 'Authorization: Bearer KEY' "
+                            "(default: $MINICB_API_KEY; unset: anyone may ask)")
     serve.add_argument("--max-queued-requests", type=int, default=256,
                        help="requests held at once, running and waiting; more get a 429")
     serve.add_argument("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES,
@@ -156,9 +160,18 @@ def serve(args):
         raise ValueError(f"--max-queued-requests must be >= 1, got {args.max_queued_requests}")
     if args.max_request_bytes < 1:
         raise ValueError(f"--max-request-bytes must be >= 1, got {args.max_request_bytes}")
+    check_address(args.host, args.port)
+    api_key = args.api_key or os.environ.get("MINICB_API_KEY") or None
+    if api_key is None and not is_loopback(args.host):
+        print(f"minicb serve: warning: listening on {args.host} with no --api-key: anyone who "
+              "can reach this port may use the model", file=sys.stderr)
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     app = make_app(engine, args.served_model_name or args.model, args.max_queued_requests,
-                   args.max_request_bytes)
+                   args.max_request_bytes, api_key)
+    if app.state.longest_request < engine.config.max_model_len:
+        print(f"minicb serve: the KV cache holds {app.state.longest_request} tokens of one request, "
+              f"fewer than max_model_len {engine.config.max_model_len}: a request that does not set "
+              "max_tokens gets what is left of those", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port)       # Ctrl-C: stops after the current step
 
 

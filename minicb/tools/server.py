@@ -16,8 +16,11 @@ prompt's or an answer's length beyond parsing the body.
 import asyncio
 import contextlib
 import copy
+import hmac
+import ipaddress
 import json
 import queue
+import socket
 import subprocess
 import sys
 import tempfile
@@ -90,8 +93,17 @@ class EngineLoop:
         self.inbox.put(("add", submission))
         return True
 
-    def abort(self, request_id: str):
-        self.inbox.put(("abort", request_id))
+    def abort(self, request_id: str, then: Callable[[], None] | None = None):
+        """Stop a request; ``then``, if given, is called on the engine loop's
+        thread once the engine has let go of it."""
+        self.inbox.put(("abort", (request_id, then)))
+
+    async def abort_and_wait(self, request_id: str):
+        """Stop a request, and return once what it held is free: a response sent
+        after this is seen after it by /metrics too."""
+        loop, settled = asyncio.get_running_loop(), asyncio.Event()
+        self.abort(request_id, lambda: loop.call_soon_threadsafe(settled.set))
+        await settled.wait()
     # ANCHOR_END: submit
 
     # ANCHOR: loop
@@ -127,12 +139,16 @@ class EngineLoop:
                 self.finished(item, error)
                 return
             self.submissions[item.request_id] = item
-        elif command == "abort" and item in self.submissions:
-            self.engine.abort(item)
-            self.aborted += 1
-            if self.metrics:
-                self.metrics.aborted.inc()
-            self.finished(self.submissions.pop(item), None)
+        elif command == "abort":
+            request_id, then = item
+            if request_id in self.submissions:
+                self.engine.abort(request_id)
+                self.aborted += 1
+                if self.metrics:
+                    self.metrics.aborted.inc()
+                self.finished(self.submissions.pop(request_id), None)
+            if then is not None:
+                then()
     # ANCHOR_END: loop
 
     def fail_all(self, error) -> list:
@@ -267,20 +283,28 @@ class ServerMetrics:
 
 # ---------------------------------------------------------------- the HTTP side
 def make_app(engine, model_name: str, max_queued: int = 256,
-             max_request_bytes: int = MAX_REQUEST_BYTES):
+             max_request_bytes: int = MAX_REQUEST_BYTES, api_key: str | None = None):
     """The FastAPI app: OpenAI's completions, chat completions and models
     endpoints, and a health check, over one EngineLoop. A body over
-    max_request_bytes is refused (413) before it is parsed."""
+    max_request_bytes is refused (413) before it is parsed; with an api_key,
+    every /v1 request must bring it (401 otherwise)."""
+    longest = longest_request(engine)         # before the engine loop owns the engine
     loop_thread = EngineLoop(engine, max_queued)
     metrics = loop_thread.metrics = ServerMetrics(loop_thread)
     encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
     app = FastAPI(title="minicb", lifespan=lifespan(loop_thread))
     app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
     app.state.engine_loop, app.state.prompt_encoder = loop_thread, encoder
+    app.state.longest_request = longest
 
-    def refuse(message, param, status=400, kind="invalid_request_error"):
+    def refuse(message, param, status=400, kind="invalid_request_error", code=None):
         metrics.rejected.labels(str(status)).inc()
-        return openai_error(message, param, status, kind)
+        return openai_error(message, param, status, kind, code)
+
+    if api_key is not None:
+        app.add_middleware(ApiKey, key=api_key, refused=lambda: refuse(
+            "Incorrect API key provided: send 'Authorization: Bearer <key>' with the "
+            "server's key", None, 401, code="invalid_api_key"))
 
     # ANCHOR: errors
     @app.exception_handler(RequestValidationError)
@@ -340,9 +364,11 @@ def make_app(engine, model_name: str, max_queued: int = 256,
         if any(t >= vocab for t in body.stop_token_ids):
             return refuse("stop_token_ids: ids must be below the vocabulary size "
                           f"{vocab}", "stop_token_ids")
-        # OpenAI's default for completions is 16 tokens; a chat answer may fill the rest
-        room = engine.config.max_model_len - len(ids)
-        params = body.sampling_params(16 if kind == "text_completion" else max(1, room))
+        # OpenAI's default for completions is 16 tokens; a chat answer may fill the
+        # rest of what one request can hold (longest_request)
+        room = max(1, longest - len(ids))
+        default = min(16, room) if kind == "text_completion" else room
+        params = body.sampling_params(default)
         submission = Submission(ids, params, asyncio.Queue(),
                                 asyncio.get_running_loop())
         if not loop_thread.try_submit(submission):
@@ -470,6 +496,26 @@ class BodyLimit:
 # ANCHOR_END: body_limit
 
 
+# ANCHOR: api_key
+class ApiKey:
+    """ASGI middleware: a /v1 request must say "Authorization: Bearer <key>"
+    (OpenAI's header), or it gets refused() (a 401) without reaching the app. The
+    key is compared in constant time: how long a refusal takes tells nothing of
+    how much of a guess was right."""
+
+    def __init__(self, app, key: str, refused: Callable[[], Response]):
+        self.app, self.key, self.refused = app, key.encode(), refused
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/v1"):
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            given = given.removeprefix(b"Bearer ")
+            if not hmac.compare_digest(given, self.key):
+                return await self.refused()(scope, receive, send)
+        return await self.app(scope, receive, send)
+# ANCHOR_END: api_key
+
+
 def lifespan(engine_loop: EngineLoop):
     """The engine loop runs while the server does: started before the first
     request, stopped (after its current step) when uvicorn shuts down."""
@@ -481,9 +527,51 @@ def lifespan(engine_loop: EngineLoop):
     return running
 
 
-def openai_error(message, param, status=400, kind="invalid_request_error"):
-    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": None}},
+def openai_error(message, param, status=400, kind="invalid_request_error", code=None):
+    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}},
                         status_code=status)
+
+
+# ANCHOR: longest_request
+def longest_request(engine) -> int:
+    """The most tokens, prompt and answer, that one request can hold: max_model_len,
+    or fewer where the KV cache is smaller (a paged cache of few blocks, stage 4's
+    slots). A request that does not say how long its answer may be gets what is
+    left of this; a server where not even two tokens fit does not start."""
+    def refusal(tokens: int) -> str | None:
+        """Why a request of this many tokens is refused, or None if it is not."""
+        try:
+            engine.make_request([0], SamplingParams(max_tokens=tokens - 1))
+        except ValueError as error:
+            return str(error)
+        return None
+
+    if (why := refusal(2)) is not None:
+        raise ValueError(f"this engine can serve no request at all ({why})")
+    low, high = 2, engine.config.max_model_len      # low fits; find the most that does
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if refusal(middle) is None else (low, middle - 1)
+    return low
+# ANCHOR_END: longest_request
+
+
+def check_address(host: str, port: int):
+    """Before a model loads: the port is one, and this process may listen there."""
+    if not 0 < port < 2**16:
+        raise ValueError(f"--port must be in 1..65535, got {port}")
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:          # in use, not ours to take, or no such host
+        raise ValueError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:                 # a host name: it may resolve to anything
+        return False
 
 
 # ANCHOR: requests
@@ -656,13 +744,15 @@ class Answer:
         try:
             while True:
                 done = out.finished
-                stopped = self.text.add(piece)
+                if self.text.add(piece) and not done:    # a stop string: it ends here
+                    await self.engine_loop.abort_and_wait(self.submission.request_id)
+                    done = True
                 yield out, self.text.take(final=done)
-                if done or stopped:
+                if done:
                     return
                 out, piece = await self.next_output()
         finally:
-            if not done:                  # a stop string, or nobody is reading any more
+            if not done:                  # nobody is reading any more
                 self.engine_loop.abort(self.submission.request_id)
     # ANCHOR_END: outputs
 
@@ -733,9 +823,9 @@ class ServerThread:
     """
 
     def __init__(self, engine, model_name: str, max_queued: int = 256,
-                 max_request_bytes: int = MAX_REQUEST_BYTES):
+                 max_request_bytes: int = MAX_REQUEST_BYTES, api_key: str | None = None):
         self.port = free_port()
-        self.app = make_app(engine, model_name, max_queued, max_request_bytes)
+        self.app = make_app(engine, model_name, max_queued, max_request_bytes, api_key)
         self.engine_loop = self.app.state.engine_loop
         self.prompt_encoder = self.app.state.prompt_encoder
         self.url = f"http://127.0.0.1:{self.port}"

@@ -1,0 +1,107 @@
+"""What minicb serve checks at its door: who may ask (an API key), where it may
+listen (before the model loads), what one request can hold (the KV cache, not
+only max_model_len), and that /metrics has settled before a response returns."""
+import socket
+import subprocess
+import sys
+
+import openai
+import pytest
+
+from minicb import LLMEngine
+from minicb.tools.server import ServerThread, make_app
+
+from .test_server import NAME, OPTIONS, client, expected_text, metric, post
+
+KEY = "sk-minicb-test-key"
+
+
+@pytest.fixture(scope="module")
+def keyed(checkpoints):
+    engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
+    with ServerThread(engine, NAME, api_key=KEY) as server:
+        yield server
+
+
+def test_with_a_key_every_v1_route_asks_for_it(keyed):
+    good = openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0)
+    answer = good.completions.create(model=NAME, prompt="Hi", max_tokens=2, extra_body={"ignore_eos": True})
+    assert answer.usage.completion_tokens == 2
+    assert [m.id for m in good.models.list()] == [NAME]
+    for wrong in ("none", KEY[:-1], KEY + "x", ""):
+        with pytest.raises(openai.AuthenticationError) as refused:
+            client(keyed.url).with_options(api_key=wrong).chat.completions.create(
+                model=NAME, messages=[{"role": "user", "content": "Hi"}], max_tokens=2)
+        assert refused.value.status_code == 401
+        assert refused.value.body["code"] == "invalid_api_key", refused.value.body
+    for path in ("/v1/completions", "/v1/chat/completions"):        # no header at all
+        status, body = post(keyed.url, path, {"model": NAME, "prompt": "Hi"})
+        assert status == 401 and body["error"]["code"] == "invalid_api_key", body
+    assert metric(keyed.url, 'minicb_requests_rejected_total{status="401"}') >= 6   # /health, /metrics: open
+
+
+def test_serve_warns_when_it_listens_beyond_loopback_with_no_key(llama):
+    serve = subprocess.Popen([sys.executable, "-m", "minicb", "serve", "--model", llama, "--host", "0.0.0.0",
+                              "--port", str(free_port())], stderr=subprocess.PIPE, text=True)
+    try:
+        first = serve.stderr.readline()         # said before the model loads
+    finally:
+        serve.kill()
+        serve.wait()
+    assert first.startswith("minicb serve: warning: listening on 0.0.0.0 with no --api-key"), first
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("port,says", [(99999, "--port must be in 1..65535, got 99999"),
+                                       (0, "--port must be in 1..65535, got 0"),
+                                       ("in use", "cannot listen on 127.0.0.1:")])
+def test_a_port_it_cannot_listen_on_is_one_line_before_any_model_loads(port, says):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        if port == "in use":
+            port = taken.getsockname()[1]
+        # The model does not exist: the port is what is refused, so it was checked first.
+        result = subprocess.run([sys.executable, "-m", "minicb", "serve", "--model", "nowhere",
+                                 "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.startswith(f"minicb serve: error: {says}"), result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_kv_cache_smaller_than_max_model_len_caps_the_default_answer(checkpoints):
+    """96 tokens of max_model_len, but 10 blocks of 4: one request holds 40 tokens.
+    A chat request without max_tokens gets the rest of those 40, not a refusal."""
+    engine = LLMEngine(checkpoints["llama"], engine="paged", **{**OPTIONS, "num_blocks": 10})
+    with ServerThread(engine, NAME) as server:
+        assert server.app.state.longest_request == 40
+        answer = client(server.url).chat.completions.create(
+            model=NAME, messages=[{"role": "user", "content": "Hi"}], extra_body={"ignore_eos": True})
+        assert answer.choices[0].finish_reason == "length"
+        assert answer.usage.total_tokens == 40
+
+
+def test_an_engine_that_can_hold_no_request_is_refused_at_the_start(checkpoints):
+    """Stage 4 reserves a whole max_model_len slot per request; a cache smaller than one slot holds none."""
+    engine = LLMEngine(checkpoints["llama"], engine="continuous", max_model_len=96,
+                       kv_cache_memory_bytes=50 * 512)     # 50 tokens: 2 layers x K, V x 2 heads x 16 x fp32
+    assert engine.stage.kv.capacity < 96
+    with pytest.raises(ValueError, match=r"^this engine can serve no request at all \(request: a slot of 96 "
+                                         r"tokens .* does not fit the KV cache's \d+ tokens\)$"):
+        make_app(engine, NAME)
+
+
+def test_metrics_have_settled_when_a_stop_string_answer_returns(checkpoints):
+    """The stop string aborts the request; the answer is sent once the engine let go of it."""
+    engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
+    [text] = expected_text(checkpoints["llama"], ["Hello there"], 12)
+    stop = text[len(text) // 2:len(text) // 2 + 2]
+    with ServerThread(engine, NAME) as server:
+        for _ in range(20):
+            status, answer = post(server.url, "/v1/completions", dict(
+                model=NAME, prompt="Hello there", max_tokens=12, stop=[stop], temperature=0, ignore_eos=True))
+            assert status == 200 and answer["choices"][0]["text"] == text[:text.index(stop)]
+            assert metric(server.url, "minicb_requests_running") == 0
+            assert metric(server.url, "minicb_kv_blocks_used") == 0
