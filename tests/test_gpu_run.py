@@ -257,3 +257,15 @@ def test_a_part_can_run_some_of_its_notebooks_and_expects_only_their_figures():
         gpu_run.chosen(["stages:04_continuous"])
     with pytest.raises(SystemExit, match="unknown part 'stage'"):
         gpu_run.chosen(["stage:03_dynamic"])
+
+
+@pytest.mark.parametrize("minutes", ["0", "-1", "nan", "inf", "soon"])
+def test_gpu_minutes_must_be_a_finite_number_above_zero(minutes, capsys):
+    """make gpu's GPU_MINUTES: 0 once set no deadline, a negative or nan one stopped
+    every command after a second, inf overflowed."""
+    with pytest.raises(SystemExit) as stopped:
+        gpu_run.main(["run", "--minutes", minutes])
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert stopped.value.code == 2
+    assert last.endswith(f"argument --minutes: must be a finite number of minutes above 0 (GPU_MINUTES), "
+                         f"got {minutes!r}"), last

@@ -40,6 +40,16 @@ def test_with_a_key_every_v1_route_asks_for_it(keyed):
     assert metric(keyed.url, 'minicb_requests_rejected_total{status="401"}') >= 6   # /health, /metrics: open
 
 
+def test_bench_serve_brings_the_key(keyed):
+    from minicb.tools.bench_serve import measure
+    from minicb.tools.workload import preset_workload
+
+    workload = preset_workload("chat", num_requests=2, scale=0.1)
+    assert measure(keyed.url, NAME, workload, float("inf"), api_key=KEY)["errors"] == []
+    refused = measure(keyed.url, NAME, workload, float("inf"))["errors"]
+    assert refused and "401" in refused[0], refused
+
+
 def test_serve_warns_when_it_listens_beyond_loopback_with_no_key(llama):
     serve = subprocess.Popen([sys.executable, "-m", "minicb", "serve", "--model", llama, "--host", "0.0.0.0",
                               "--port", str(free_port())], stderr=subprocess.PIPE, text=True)

@@ -80,3 +80,30 @@ def test_bench_cli_prints_a_table_and_writes_json(tmp_path, llama):
     assert results["static"]["output_tokens"] == results["continuous"]["output_tokens"]
     assert 0 < results["continuous"]["host_share"] < 1
     assert data["workload"]["name"] == "anyscale"
+
+
+@pytest.mark.parametrize("options,says", [
+    (dict(qps=0), "qps must be a number above 0 .inf: all at once., got 0"),
+    (dict(qps=-2.0), "qps must be a number above 0"),
+    (dict(qps=math.nan), "qps must be a number above 0"),
+    (dict(num_requests=0), "num_requests must be an integer >= 1, got 0"),
+    (dict(num_requests=2.5), "num_requests must be an integer >= 1, got 2.5"),
+    (dict(cap=0), "cap must be an integer >= 1, got 0"),
+    (dict(scale=0.0), "scale must be a finite number above 0, got 0.0"),
+    (dict(scale=math.inf), "scale must be a finite number above 0, got inf"),
+])
+def test_a_workload_that_cannot_be_drawn_is_refused_by_name(options, says):
+    with pytest.raises(ValueError, match=f"^{says}"):
+        preset_workload("chat", **options)
+
+
+@pytest.mark.parametrize("flags,says", [(["--qps", "0"], "qps must be a number above 0"),
+                                        (["--num-requests", "0"], "--num-requests must be an integer >= 1"),
+                                        (["--repeat", "0"], "--repeat must be >= 1, got 0")])
+def test_bench_refuses_a_zero_rate_or_count_in_one_line(flags, says, capsys):
+    from minicb.tools.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", *flags])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(f"minicb bench: error: {says}") and len(err.splitlines()) == 1

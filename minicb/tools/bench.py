@@ -84,10 +84,12 @@ def default_device() -> str:
 
 
 def main(args):
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
-    model = bench_model(args)
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
-                               scale=args.scale, seed=args.seed)
+                               scale=args.scale, seed=args.seed)        # checked before a model is made
+    model = bench_model(args)
     options = dict(engine_options(args), num_threads=args.threads)
     # Only stage 5 can run the host a step ahead; the other stages run as they are.
     per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}

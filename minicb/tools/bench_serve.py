@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -83,7 +84,7 @@ def arrival_gaps(num_requests, request_rate, burstiness, seed) -> list[float]:
 # ANCHOR_END: arrivals
 
 
-async def replay(base_url, model, workload, gaps, max_concurrency=None, progress=None):
+async def replay(base_url, model, workload, gaps, max_concurrency=None, progress=None, api_key="none"):
     """Send every request at its time (at most ``max_concurrency`` at once)."""
     import openai             # slow to import: only a client run waits for it
 
@@ -97,7 +98,7 @@ async def replay(base_url, model, workload, gaps, max_concurrency=None, progress
         return result
 
     # Closed inside this event loop, before asyncio.run closes it.
-    async with openai.AsyncOpenAI(base_url=f"{base_url.rstrip('/')}/v1", api_key="none", max_retries=0,
+    async with openai.AsyncOpenAI(base_url=f"{base_url.rstrip('/')}/v1", api_key=api_key, max_retries=0,
                                   timeout=3600) as client:
         tasks = []
         for prompt, max_tokens, gap in zip(workload.prompts, workload.output_lens, gaps):
@@ -107,7 +108,7 @@ async def replay(base_url, model, workload, gaps, max_concurrency=None, progress
 
 
 def measure(base_url, model, workload, request_rate, burstiness=1.0, max_concurrency=None, seed=0,
-            progress=None) -> dict:
+            progress=None, api_key="none") -> dict:
     """Replay ``workload`` against the server and return ``report``'s numbers.
     The client's event loop runs in a thread of its own, so this works where
     one is already running (a notebook)."""
@@ -115,7 +116,7 @@ def measure(base_url, model, workload, request_rate, burstiness=1.0, max_concurr
 
     def timed():
         started = time.perf_counter()
-        results = asyncio.run(replay(base_url, model, workload, gaps, max_concurrency, progress))
+        results = asyncio.run(replay(base_url, model, workload, gaps, max_concurrency, progress, api_key))
         return results, time.perf_counter() - started
 
     with ThreadPoolExecutor(1) as pool:
@@ -172,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="1: Poisson arrivals; below 1 burstier, above 1 steadier")
     parser.add_argument("--max-concurrency", type=int, default=None, help="requests in flight at most")
     parser.add_argument("--seed", type=int, default=0, help="seeds the workload and the arrivals")
+    parser.add_argument("--api-key", default=os.environ.get("MINICB_API_KEY", "none"),
+                        help="the server's key, if it asks for one (default: $MINICB_API_KEY)")
     parser.add_argument("--out", default=None, help="also write the results as JSON here")
     return parser
 
@@ -187,13 +190,13 @@ def main(argv=None):
 def run(args) -> dict:
     import openai             # slow to import: only a client run waits for it
 
-    model = args.model or openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key="none",
+    model = args.model or openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key=args.api_key,
                                         max_retries=0).models.list().data[0].id
     workload = preset_workload(args.workload, num_requests=args.num_prompts, cap=args.cap, scale=args.scale,
                                seed=args.seed)
     with tqdm(total=args.num_prompts, desc="requests") as progress:
         numbers = measure(args.base_url, model, workload, args.request_rate, args.burstiness,
-                          args.max_concurrency, args.seed, progress)
+                          args.max_concurrency, args.seed, progress, args.api_key)
     errors = numbers.pop("errors")
     print(format_report(numbers))
     if errors:

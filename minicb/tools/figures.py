@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
 import platform
 import sys
@@ -303,20 +304,66 @@ def sidecar_problems(folder, gpu=True) -> list[str]:
 REDRAW = {"08_decode_roofline": lambda meta: plot_decode_roofline(meta["measurements"], meta["context"])}
 
 
+def read_sidecar(path: Path) -> dict:
+    """A sidecar that a figure can be redrawn from, or a ValueError saying what
+    is wrong with it: missing, not JSON (a truncated file), not a figure's, or
+    numbers that are not numbers (a figure would be drawn without them)."""
+    try:
+        meta = json.loads(Path(path).read_text())
+    except OSError as error:
+        raise ValueError(f"cannot read it: {error.strerror or error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"not JSON ({error}): a truncated or damaged sidecar") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("figure"), str):
+        raise ValueError("not a figure's sidecar: it has no \"figure\" naming its PNG")
+    name = Path(meta["figure"]).stem
+    if name not in REDRAW:
+        raise ValueError(f"no drawing of {name} from its sidecar; these have one: {sorted(REDRAW)}")
+    check_roofline_numbers(meta)
+    return meta
+
+
+def check_roofline_numbers(meta: dict):
+    """08_decode_roofline's: a context, and for each model shape a "SHAPE | paged"
+    series (and maybe others) of rows, each with positive finite numbers."""
+    context, measurements = meta.get("context"), meta.get("measurements")
+    if not is_positive(context) or not isinstance(measurements, dict) or not measurements:
+        raise ValueError("needs a positive \"context\" and a non-empty \"measurements\" "
+                         f"object, got context {context!r:.40} and measurements {measurements!r:.40}")
+    for key, rows in measurements.items():
+        if not isinstance(rows, list) or not rows:
+            raise ValueError(f"measurements[{key!r}] must be a non-empty list of rows")
+        for i, row in enumerate(rows):
+            bad = [f for f in ("batch", "step_ms", "roofline_ms", "forward_ms", "host_ms")
+                   if not is_positive((row if isinstance(row, dict) else {}).get(f))]
+            if bad:
+                raise ValueError(f"measurements[{key!r}][{i}]: {', '.join(bad)} must be "
+                                 "positive finite numbers")
+        if f"{key.split(' | ')[0]} | paged" not in measurements:
+            raise ValueError(f"measurements[{key!r}]: its shape has no \"| paged\" series to draw")
+
+
+def is_positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
 def main(argv=None):
     """python -m minicb.tools.figures redraw SIDECAR...: each figure drawn anew from
-    its sidecar's numbers, in its folder (redraw_figure)."""
+    its sidecar's numbers, in its folder (redraw_figure). Every sidecar is checked
+    before any figure is redrawn."""
     parser = argparse.ArgumentParser(prog="python -m minicb.tools.figures", description=main.__doc__)
     parser.add_argument("command", choices=["redraw"])
     parser.add_argument("sidecars", nargs="+", type=Path)
     parser.add_argument("--why", default="the layout of today's code")
     args = parser.parse_args(argv)
+    sidecars = {}
     for path in args.sidecars:
-        meta = json.loads(path.read_text())
-        name = Path(meta["figure"]).stem
-        if name not in REDRAW:
-            sys.exit(f"{path}: no drawing of {name} from its sidecar; these have one: {sorted(REDRAW)}")
-        print(redraw_figure(REDRAW[name](meta), meta, path.parent, args.why))
+        try:
+            sidecars[path] = read_sidecar(path)
+        except ValueError as error:
+            parser.exit(2, f"{parser.prog}: error: {path}: {error}\n")
+    for path, meta in sidecars.items():
+        print(redraw_figure(REDRAW[Path(meta["figure"]).stem](meta), meta, path.parent, args.why))
 
 
 if __name__ == "__main__":

@@ -578,6 +578,19 @@ def windows(minutes: dict[str, float]) -> list[list[str]]:
     return [names for _, names in packed]
 
 
+def positive_minutes(text: str) -> float:
+    """--minutes (make gpu's GPU_MINUTES): a finite number of minutes above 0. Zero
+    would set no deadline, a negative or nan one would stop every command at once."""
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = math.nan
+    if not (math.isfinite(minutes) and minutes > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of minutes above 0 "
+                                         f"(GPU_MINUTES), got {text!r}")
+    return minutes
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m minicb.tools.gpu_run", description=__doc__.split("\n\n")[1])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -589,7 +602,7 @@ def main(argv=None):
                              "runs only those notebooks of the part")
         command.add_argument("--out", default="gpu-results", help="the folder the archives go to")
     run.add_argument("--force", action="store_true", help="run a part whose estimate is over the limit")
-    run.add_argument("--minutes", type=float, help="stop what still runs this many minutes from now, "
+    run.add_argument("--minutes", type=positive_minutes, help="stop what still runs this many minutes from now, "
                      "its part's archive written all the same (a command's limit on a lent GPU)")
     args = parser.parse_args(argv)
     if args.command == "plan":
@@ -602,7 +615,7 @@ def main(argv=None):
             raise SystemExit("no GPU here: `make gpu-rehearsal` runs the parts on a CPU")
         minutes = plan(parts)
         parts = [p for p in parts if args.force or minutes[p.name] <= MAX_MINUTES]
-        if args.minutes:
+        if args.minutes is not None:
             os.environ["MINICB_RUN_DEADLINE"] = str(time.time() + 60 * args.minutes)
     problems, skipped = [], {}
     for part in parts:

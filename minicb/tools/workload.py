@@ -9,11 +9,12 @@ A length is an int (fixed), a (low, high) range (uniform, inclusive), or
 capped at ``cap`` (the study's way to spread output lengths).
 """
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..sampling import SamplingParams
+from ..sampling import SamplingParams, as_integer, is_real
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Workload:
 def synthetic_workload(num_requests, prompt_len=(8, 64), output_len=(4, 64), qps=math.inf,
                        vocab_size=256, seed=0):
     """qps: Poisson arrivals at that mean rate; inf sends everything at once."""
+    check_count_and_rate(num_requests, qps)
     rng = np.random.default_rng(seed)
     prompt_lens, output_lens = draw_lengths(rng, prompt_len, num_requests), draw_lengths(rng, output_len,
                                                                                          num_requests)
@@ -78,6 +80,7 @@ def preset_workload(name, num_requests=64, cap=512, qps=math.inf, vocab_size=256
     """A preset, with every length multiplied by ``scale`` (e.g. 1/8 on a CPU)."""
     if name not in PRESETS:
         raise ValueError(f"unknown workload {name!r}; choose one of {list(PRESETS)}")
+    check_cap_and_scale(cap, scale)
     lengths = {key: scale_spec(spec, scale) for key, spec in PRESETS[name](cap).items()}
     workload = synthetic_workload(num_requests, qps=qps, vocab_size=vocab_size, seed=seed, **lengths)
     workload.description.update(name=name, cap=cap, scale=scale)
@@ -93,3 +96,19 @@ def scale_spec(spec, scale):
     if spec[0] == "exponential":
         return ("exponential", spec[1] * scale, s(spec[2]))
     return (s(spec[0]), s(spec[1]))
+
+
+def check_count_and_rate(num_requests, qps):
+    """At least one request; a rate above 0 (inf: all at once). A rate of 0 would
+    divide by zero, a nan one give arrivals at no time at all."""
+    if as_integer(num_requests) is None or num_requests < 1:
+        raise ValueError(f"num_requests must be an integer >= 1, got {num_requests!r}")
+    if not isinstance(qps, numbers.Real) or isinstance(qps, bool) or not qps > 0:
+        raise ValueError(f"qps must be a number above 0 (inf: all at once), got {qps!r}")
+
+
+def check_cap_and_scale(cap, scale):
+    if as_integer(cap) is None or cap < 1:
+        raise ValueError(f"cap must be an integer >= 1, got {cap!r}")
+    if not is_real(scale) or not scale > 0:
+        raise ValueError(f"scale must be a finite number above 0, got {scale!r}")
