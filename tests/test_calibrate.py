@@ -3,6 +3,7 @@ measured from a real run drives the simulated executor. (How well it predicts
 other runs is a measurement: notebook 11 shows and checks it.)"""
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,17 @@ def test_a_decode_fit_recovers_the_profile_that_priced_the_steps():
     assert fitted.measured["assumed"] and "flops_fraction" in fitted.measured["assumed"]
 
 
+def close(got, want, rel=1e-9) -> bool:
+    """Equal, floats to within rel, through dicts and lists."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(close(got[k], want[k]) for k in want)
+    if isinstance(want, (list, tuple)):
+        return len(got) == len(want) and all(close(g, w) for g, w in zip(got, want))
+    if isinstance(want, float):
+        return math.isclose(got, want, rel_tol=rel)
+    return got == want
+
+
 @pytest.mark.parametrize("name", MODES)
 def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_12_percent(name):
     """Each committed profile is what fitting the committed H200 sidecar gives, and the
@@ -123,7 +135,8 @@ def test_the_committed_h200_profiles_reproduce_the_runs_decode_steps_within_12_p
     committed = HARDWARE[name]
     refitted, errors = fit_decode_sidecar(SIDECAR, "h200", MODES[name], committed.measured["commit"],
                                           launches=SPREAD)
-    assert refitted == committed
+    # The least-squares fit's last digits depend on the BLAS numpy was built with.
+    assert close(dataclasses.asdict(refitted), dataclasses.asdict(committed)), (refitted, committed)
     assert committed.kind == "measured" and committed.measured["gpu"] == "NVIDIA H200"
     assert all(abs(e["error"]) <= 0.12 for rows in errors.values() for e in rows), errors
     assert {shape: [e["batch"] for e in rows] for shape, rows in errors.items()} == \
