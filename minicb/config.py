@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from .costmodel import Hardware
-from .sampling import as_integer
+from .sampling import as_integer, is_real, short
 
 # The stages' names, in the book's order (minicb.stages.STAGES maps each to its engine).
 ENGINES = ("single", "static", "dynamic", "continuous", "paged")
@@ -20,6 +20,8 @@ ATTENTION_BACKENDS = ("triton", "sdpa", "reference")
 EXECUTORS = ("model", "simulated")
 KV_RESERVATIONS = ("max", "pow2", "oracle")
 DTYPES = ("float32", "float16", "bfloat16")
+COUNTS = ("max_model_len", "max_batch_size", "max_num_seqs", "max_num_batched_tokens",
+          "schedule_interval", "block_size", "num_blocks", "tensor_parallel_size", "num_threads")
 
 
 # ANCHOR: engine_config
@@ -134,6 +136,7 @@ class EngineConfig:
 
     def __post_init__(self):
         self.check_types()
+        self.check_ranges()
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; choose one of {ENGINES}")
         if self.executor not in EXECUTORS:
@@ -152,7 +155,7 @@ class EngineConfig:
                              f"choose one of {ATTENTION_BACKENDS}")
         for name in ("max_batch_size", "max_num_seqs", "schedule_interval", "block_size"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+                raise ValueError(f"{name} must be an integer >= 1, got {short(getattr(self, name))}")
         for name in ("max_wait_ms", "waiting_served_ratio"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
@@ -162,7 +165,7 @@ class EngineConfig:
             raise ValueError(f"unknown scheduling_policy {self.scheduling_policy!r}; "
                              f"choose one of {SCHEDULING_POLICIES}")
         if self.num_blocks is not None and self.num_blocks < 1:
-            raise ValueError(f"num_blocks must be an integer >= 1, got {self.num_blocks!r}")
+            raise ValueError(f"num_blocks must be an integer >= 1, got {short(self.num_blocks)}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization!r}")
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
@@ -193,7 +196,6 @@ class EngineConfig:
             raise ValueError(f"async_scheduling=True needs engine 'paged', got engine {self.engine!r}")
         if self.num_threads is None:
             self.num_threads = default_num_threads()
-        self.check_ranges()
 # ANCHOR_END: engine_config
 
     # ANCHOR: check_types
@@ -218,12 +220,17 @@ class EngineConfig:
     def check_ranges(self):
         """The counts and sizes the checks above do not bound."""
         if self.max_model_len is not None and self.max_model_len < 2:
-            raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len!r}")
+            raise ValueError(f"max_model_len must be >= 2, got {short(self.max_model_len)}")
         for name in ("max_num_batched_tokens", "kv_cache_memory_bytes", "num_threads"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+                raise ValueError(f"{name} must be an integer >= 1, got {short(getattr(self, name))}")
         if not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {short(self.seed)}")
+        for name in COUNTS:       # they size int32 tensors (slots, blocks, positions)
+            if getattr(self, name) is not None and getattr(self, name) >= 2**31:
+                raise ValueError(f"{name} must be below 2**31, got {short(getattr(self, name))}")
+        if self.kv_cache_memory_bytes is not None and self.kv_cache_memory_bytes >= 2**63:
+            raise ValueError(f"kv_cache_memory_bytes must be below 2**63, got {short(self.kv_cache_memory_bytes)}")
         if str(self.dtype).removeprefix("torch.") not in DTYPES:
             raise ValueError(f"unsupported dtype {self.dtype!r}; choose one of {list(DTYPES)}")
 
@@ -239,7 +246,7 @@ class EngineConfig:
     def check_tensor_parallel(self):
         n = self.tensor_parallel_size
         if n < 1:
-            raise ValueError(f"tensor_parallel_size must be an integer >= 1, got {n!r}")
+            raise ValueError(f"tensor_parallel_size must be an integer >= 1, got {short(n)}")
         if n == 1:
             return
         if self.engine not in ("continuous", "paged"):
@@ -283,21 +290,23 @@ def as_kind(value, kind):
         return as_integer(value)
     if kind is float:
         real = isinstance(value, numbers.Real) and as_kind(value, bool) is None
-        return float(value) if real and math.isfinite(value) else None
+        return float(value) if real and is_real(float_or_inf(value)) else None
     if kind is type(None):
         return None
     return value if isinstance(value, kind) else None
 
 
+def float_or_inf(value) -> float:
+    """float(value), or inf for an integer too large to be a float (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def kind_name(kind) -> str:
     return {bool: "True or False", int: "an integer", float: "a finite number", str: "a string",
             type(None): "None"}.get(kind, f"a {kind.__module__}.{kind.__qualname__}")
-
-
-def short(value, limit=60) -> str:
-    """repr(value), cut to limit characters: an error names a bad value, not a megabyte of it."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def default_num_threads() -> int:

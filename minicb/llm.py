@@ -2,6 +2,7 @@
 time and each ``step()`` advances them. ``LLM`` is offline: ``generate`` hands
 over a list of prompts and returns when all are done. Both run any stage,
 chosen by name."""
+import contextlib
 import dataclasses
 import difflib
 import operator
@@ -12,12 +13,12 @@ from tqdm.auto import tqdm
 
 from . import gpu_memory
 from .checkpoint import read_config
-from .config import EngineConfig, short
+from .config import EngineConfig
 from .executors import make_executor
 from .metrics import RunMetrics
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
-from .sampling import SamplingParams, as_integer, is_real, make_generator
+from .sampling import SamplingParams, as_integer, is_real, make_generator, short
 from .stages import engine_class
 
 
@@ -108,12 +109,14 @@ class LLMEngine:
         say) frees the model now, not when the caller lets go of the error: the
         error's traceback keeps every frame it came through, and their locals,
         for as long as a notebook shows it, and the retry it suggests needs that
-        memory."""
+        memory. (A debugger opened on the error then finds those frames'
+        locals gone.) What goes wrong here must not hide the refusal itself."""
         traceback.clear_frames(error.__traceback__)
-        if self.executor is not None:
-            self.executor.close()
-        if gpu_memory.CUDA.is_gpu(self.config.device):
-            gpu_memory.CUDA.release(self.config.device)
+        with contextlib.suppress(Exception):
+            if self.executor is not None:
+                self.executor.close()
+            if gpu_memory.CUDA.is_gpu(self.config.device):
+                gpu_memory.CUDA.release(self.config.device)
 
     def __enter__(self):
         return self

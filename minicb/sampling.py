@@ -24,9 +24,21 @@ def as_integer(x) -> int | None:
         return None
 
 
+def short(value, limit=60) -> str:
+    """repr(value), cut to limit characters: an error names a bad value, not a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def is_real(x) -> bool:
-    """A finite int or float (not a bool, nan or infinity)."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite int or float (not a bool, nan or infinity, nor an int too large
+    to be a float, such as 10**400)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 # ANCHOR: sampling_params
@@ -52,26 +64,26 @@ class SamplingParams:
 
     def __post_init__(self):
         if not is_int(self.max_tokens) or self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be an integer >= 1, got {self.max_tokens!r}")
+            raise ValueError(f"max_tokens must be an integer >= 1, got {short(self.max_tokens)}")
         if not is_real(self.temperature) or self.temperature < 0:
-            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+            raise ValueError(f"temperature must be a finite number >= 0, got {short(self.temperature)}")
         if not is_int(self.top_k) or self.top_k < 0:
-            raise ValueError(f"top_k must be an integer >= 0 (0 = off), got {self.top_k!r}")
+            raise ValueError(f"top_k must be an integer >= 0 (0 = off), got {short(self.top_k)}")
         if not is_real(self.top_p) or not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+            raise ValueError(f"top_p must be in (0, 1], got {short(self.top_p)}")
         if self.seed is not None and not (is_int(self.seed) and 0 <= self.seed < 2**64):
-            raise ValueError(f"seed must be an integer in [0, 2**64) or None, got {self.seed!r}")
+            raise ValueError(f"seed must be an integer in [0, 2**64) or None, got {short(self.seed)}")
         if isinstance(self.stop_token_ids, (str, bytes)) or not hasattr(self.stop_token_ids, "__iter__"):
-            raise ValueError(f"stop_token_ids must be a list of token ids, got {self.stop_token_ids!r}")
+            raise ValueError(f"stop_token_ids must be a list of token ids, got {short(self.stop_token_ids)}")
         self.stop_token_ids = [self.check_token_id(t) for t in self.stop_token_ids]
         if not isinstance(self.ignore_eos, bool):
-            raise ValueError(f"ignore_eos must be True or False, got {self.ignore_eos!r}")
+            raise ValueError(f"ignore_eos must be True or False, got {short(self.ignore_eos)}")
 
     @staticmethod
     def check_token_id(token) -> int:
         index = as_integer(token)
         if index is None or index < 0:
-            raise ValueError(f"stop_token_ids: {token!r} is not a token id (an integer >= 0)")
+            raise ValueError(f"stop_token_ids: {short(token)} is not a token id (an integer >= 0)")
         return index
 
     def copy(self) -> "SamplingParams":

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import minicb.llm
 from minicb import LLMEngine
-from minicb.config import EngineConfig
+from minicb.config import COUNTS, EngineConfig
 
 HINTS = typing.get_type_hints(EngineConfig)
 FIELDS = [f.name for f in dataclasses.fields(EngineConfig)]
@@ -41,6 +41,8 @@ def wrong_values(name: str) -> st.SearchStrategy:
         wrong.append(TEXT)
     if type(None) not in kinds:
         wrong.append(st.none())
+    if int not in kinds:
+        wrong.append(st.just(10**400))           # an integer no float holds
     return st.one_of(*wrong, NOT_FINITE)
 
 
@@ -87,6 +89,13 @@ def test_a_value_of_the_wrong_type_is_named_before_anything_loads(data, name):
 def test_the_misuses_found_are_named(options, message):
     with pytest.raises(ValueError, match=f"^{message}"):
         LLMEngine("a-model-that-is-never-loaded", **options)
+
+
+@settings(max_examples=100, deadline=None)
+@given(name=st.sampled_from(COUNTS), value=st.sampled_from([2**31, 2**64, 10**400]))
+def test_a_count_too_large_for_its_tensors_is_named(name, value):
+    with pytest.raises(ValueError, match=f"^{name} must be below 2\\*\\*31, got "):
+        LLMEngine("a-model-that-is-never-loaded", **{name: value})
 
 
 def test_numbers_of_other_kinds_are_taken_as_pythons():

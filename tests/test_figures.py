@@ -228,11 +228,17 @@ def test_a_gpu_run_s_figure_is_redrawn_from_its_sidecar_with_that_run_s_stamp(tm
     assert meta["measurements"] == json.loads((gpu / "08_decode_roofline.json").read_text())["measurements"]
 
 
+ROOFLINE = figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json"
+TRUNCATED = "the H200 run's sidecar, cut after 300 characters"
+
+
 def roofline_sidecar(tmp_path, change) -> str:
     """A copy of the H200 run's roofline sidecar, changed by change(meta) (or, given
     text, replaced by it)."""
-    text = (figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json").read_text()
-    if callable(change):
+    text = ROOFLINE.read_text()
+    if change == TRUNCATED:
+        text = text[:300]
+    elif callable(change):
         meta = json.loads(text)
         change(meta)
         text = json.dumps(meta)
@@ -249,18 +255,16 @@ def first_row(meta) -> dict:
 
 @pytest.mark.parametrize("change,says", [
     ("missing", "cannot read it: No such file or directory"),
-    (lambda m: None, None),            # replaced below by the first 300 characters: truncated
+    (TRUNCATED, "not JSON"),
     ("[1, 2]", "not a figure's sidecar"),
     ('{"figure": "08_kv_bytes.png"}', "no drawing of 08_kv_bytes from its sidecar"),
-    (lambda m: first_row(m).update(step_ms="2.65"), "measurements['llama-3.2-1b | paged'][0]: step_ms must be"),
-    (lambda m: first_row(m).update(host_ms=float("nan")), "[0]: host_ms must be positive finite numbers"),
+    (lambda m: first_row(m).update(step_ms="2.65"), "measurements['llama-3.2-1b | paged'][0]: numbers must be "
+                                                    "positive and finite, got step_ms '2.65'"),
+    (lambda m: first_row(m).update(host_ms=float("nan")), "[0]: numbers must be positive and finite, got host_ms nan"),
     (lambda m: m["measurements"].pop("llama-3.2-1b | paged"), "its shape has no \"| paged\" series"),
     (lambda m: m.update(context="1024"), 'needs a positive "context"'),
 ], ids=["missing", "truncated", "a list", "another figure", "a string", "nan", "no main series", "context"])
 def test_redraw_refuses_a_bad_sidecar_in_one_line(tmp_path, capsys, change, says):
-    if says is None:
-        full = (figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json").read_text()
-        change, says = full[:300], "not JSON"
     path = str(tmp_path / "none.json") if change == "missing" else roofline_sidecar(tmp_path, change)
     with pytest.raises(SystemExit) as stopped:
         figures.main(["redraw", path])

@@ -37,11 +37,32 @@ def computed_request(kv, tokens) -> Request:
 
 def test_a_block_whose_python_hash_collides_is_not_shared():
     kv = PrefixCachingBlockManager(num_blocks=8, block_size=16)
-    computed_request(kv, BLOCK_A + (7,))
+    first = computed_request(kv, BLOCK_A + (7,))
     crafted = Request(list(BLOCK_B) + [7], SamplingParams(), (EOS,))
     assert kv.cached_prefix(crafted) == [] and kv.num_cached_tokens(crafted) == 0
     honest = Request(list(BLOCK_A) + [8], SamplingParams(), (EOS,))
-    assert [hit.block for hit in kv.cached_prefix(honest)] == kv.block_tables[next(iter(kv.block_tables))][:1]
+    assert [hit.block for hit in kv.cached_prefix(honest)] == kv.block_tables[first][:1]
+
+
+def test_a_block_whose_parent_was_handed_out_is_cached_again_when_recomputed():
+    """y publishes the shared prefix, x its next block after y's; y is preempted and
+    its blocks handed out. x's block can no longer be found (its parent is gone), so
+    when w computes the same prefix again, w's blocks take the hashes, and a later
+    request finds all three."""
+    kv = PrefixCachingBlockManager(num_blocks=12, block_size=2)
+    y, x = (Request([1, 2, 3, 4, 5, 6, tail], SamplingParams(), (EOS,)) for tail in (100, 200))
+    kv.allocate(y, 7)
+    kv.allocate(x, 7)
+    y.num_computed_tokens = 4                      # y's first chunk: blocks 0 and 1
+    kv.computed(y)
+    x.num_computed_tokens = 7                      # x: blocks 0 and 1 found, its block 2 published
+    kv.computed(x)
+    kv.free(y)
+    others = computed_request(kv, range(1000, 1000 + 2 * len(kv.free_blocks)))   # every free block
+    kv.free(others)
+    w = computed_request(kv, (1, 2, 3, 4, 5, 6, 300))
+    later = Request([1, 2, 3, 4, 5, 6, 400], SamplingParams(), (EOS,))
+    assert [hit.block for hit in kv.cached_prefix(later)] == kv.block_tables[w][:3]
 
 
 def test_the_paged_engine_computes_a_crafted_prompt_instead_of_serving_it():

@@ -4,12 +4,14 @@ only max_model_len), and that /metrics has settled before a response returns."""
 import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 import openai
 import pytest
 
-from minicb import LLMEngine
-from minicb.tools.server import ServerThread, make_app
+from minicb import LLMEngine, SamplingParams
+from minicb.tools.server import EngineLoop, ServerThread, Submission, check_address, make_app
 
 from .test_server import NAME, OPTIONS, client, expected_text, metric, post
 
@@ -38,6 +40,23 @@ def test_with_a_key_every_v1_route_asks_for_it(keyed):
         status, body = post(keyed.url, path, {"model": NAME, "prompt": "Hi"})
         assert status == 401 and body["error"]["code"] == "invalid_api_key", body
     assert metric(keyed.url, 'minicb_requests_rejected_total{status="401"}') >= 6   # /health, /metrics: open
+
+
+@pytest.mark.parametrize("header,status", [(f"Bearer {KEY}", 200), (f"bearer {KEY}", 200), (f"BEARER {KEY}", 200),
+                                           (KEY, 401), (f"Basic {KEY}", 401), ("Bearer", 401)])
+def test_the_scheme_is_bearer_in_any_case_and_the_key_follows_it(keyed, header, status):
+    request = urllib.request.Request(keyed.url + "/v1/models", headers={"Authorization": header})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            assert response.status == status
+    except urllib.error.HTTPError as error:
+        assert error.code == status
+
+
+def test_an_empty_key_is_refused(checkpoints):
+    with LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS) as engine, \
+            pytest.raises(ValueError, match="api_key is empty"):
+        make_app(engine, NAME, api_key="")
 
 
 def test_bench_serve_brings_the_key(keyed):
@@ -81,6 +100,31 @@ def test_a_port_it_cannot_listen_on_is_one_line_before_any_model_loads(port, say
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+def test_an_ipv6_host_is_checked_as_uvicorn_would_listen_on_it():
+    if not socket.has_ipv6:
+        pytest.skip("this machine has no IPv6")
+    check_address("::1", free_port())            # raises if it cannot listen there
+
+
+def test_a_stop_strings_abort_is_answered_even_when_the_engine_fails_it(checkpoints):
+    """abort_and_wait must not wait forever: the engine loop calls back whatever happens."""
+    engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
+    loop = EngineLoop(engine)
+    called = []
+    submission = Submission([5, 6], SamplingParams(max_tokens=2), None, None, request_id="r")
+    loop.submissions["r"] = submission
+    loop.in_flight = 1
+
+    def broken(request_id):
+        raise RuntimeError("the engine failed the abort")
+
+    engine.abort = broken
+    with pytest.raises(RuntimeError, match="failed the abort"):
+        loop.handle("abort", ("r", lambda: called.append(True)))
+    assert called == [True]
+    engine.close()
+
+
 def test_a_kv_cache_smaller_than_max_model_len_caps_the_default_answer(checkpoints):
     """96 tokens of max_model_len, but 10 blocks of 4: one request holds 40 tokens.
     A chat request without max_tokens gets the rest of those 40, not a refusal."""
@@ -98,8 +142,8 @@ def test_an_engine_that_can_hold_no_request_is_refused_at_the_start(checkpoints)
     engine = LLMEngine(checkpoints["llama"], engine="continuous", max_model_len=96,
                        kv_cache_memory_bytes=50 * 512)     # 50 tokens: 2 layers x K, V x 2 heads x 16 x fp32
     assert engine.stage.kv.capacity < 96
-    with pytest.raises(ValueError, match=r"^this engine can serve no request at all \(request: a slot of 96 "
-                                         r"tokens .* does not fit the KV cache's \d+ tokens\)$"):
+    with engine, pytest.raises(ValueError, match=r"^this engine can serve no request at all \(request: a "
+                                                 r"slot of 96 tokens .* does not fit the KV cache's \d+ tokens\)$"):
         make_app(engine, NAME)
 
 

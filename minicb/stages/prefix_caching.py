@@ -32,7 +32,7 @@ def block_hash(parent: "CachedBlock | None", tokens: tuple[int, ...]) -> bytes:
     return hashlib.sha256(before + array("q", tokens).tobytes()).digest()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class CachedBlock:
     """What a full block holds: its tokens, after those of its parent. A new
     object each time a block is filled, so that a block refilled with other
@@ -45,6 +45,9 @@ class CachedBlock:
     def holds(self, parent: "CachedBlock | None", tokens: tuple[int, ...]) -> bool:
         """The tokens decide: these tokens, after that very parent, all the way back."""
         return self.parent is parent and self.tokens == tokens
+
+    def __repr__(self):        # not the whole chain of parents: thousands long
+        return f"CachedBlock(block={self.block}, hash={self.hash.hex()[:12]})"
 # ANCHOR_END: cached_block
 
 
@@ -136,9 +139,17 @@ class PrefixCachingBlockManager(BlockManager):
             found = self.cached.get(entry.hash)
             if found is not None and found.holds(parent, tokens):
                 entry = found      # another block holds these: it stays the cached one
-            elif found is None and table[i] not in self.cached_as:
+            elif table[i] not in self.cached_as and (not found or self.orphan(found)):
+                if found is not None:
+                    del self.cached_as[found.block]
                 self.cached[entry.hash] = self.cached_as[table[i]] = entry
             filled.append(entry)
+
+    def orphan(self, entry: CachedBlock) -> bool:
+        """Whether no walk can reach this entry any more: the block before it was
+        handed out again, so a new entry may take its hash."""
+        return entry.parent is not None and \
+            self.cached.get(entry.parent.hash) is not entry.parent
 
     def block_tokens(self, request, i) -> tuple[int, ...]:
         size = self.block_size

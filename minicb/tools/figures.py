@@ -332,13 +332,16 @@ def check_roofline_numbers(meta: dict):
                          f"object, got context {context!r:.40} and measurements {measurements!r:.40}")
     for key, rows in measurements.items():
         if not isinstance(rows, list) or not rows:
-            raise ValueError(f"measurements[{key!r}] must be a non-empty list of rows")
+            raise ValueError(f"measurements[{key!r}] must be a non-empty list of rows, "
+                             f"got {rows!r:.40}")
         for i, row in enumerate(rows):
-            bad = [f for f in ("batch", "step_ms", "roofline_ms", "forward_ms", "host_ms")
-                   if not is_positive((row if isinstance(row, dict) else {}).get(f))]
+            row = row if isinstance(row, dict) else {}
+            bad = [f"{f} {row.get(f)!r:.20}" for f in ("batch", "step_ms", "roofline_ms",
+                                                       "forward_ms", "host_ms")
+                   if not is_positive(row.get(f))]
             if bad:
-                raise ValueError(f"measurements[{key!r}][{i}]: {', '.join(bad)} must be "
-                                 "positive finite numbers")
+                raise ValueError(f"measurements[{key!r}][{i}]: numbers must be positive "
+                                 f"and finite, got {', '.join(bad)}")
         if f"{key.split(' | ')[0]} | paged" not in measurements:
             raise ValueError(f"measurements[{key!r}]: its shape has no \"| paged\" series to draw")
 

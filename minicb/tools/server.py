@@ -141,14 +141,16 @@ class EngineLoop:
             self.submissions[item.request_id] = item
         elif command == "abort":
             request_id, then = item
-            if request_id in self.submissions:
-                self.engine.abort(request_id)
-                self.aborted += 1
-                if self.metrics:
-                    self.metrics.aborted.inc()
-                self.finished(self.submissions.pop(request_id), None)
-            if then is not None:
-                then()
+            try:
+                if request_id in self.submissions:
+                    self.engine.abort(request_id)
+                    self.aborted += 1
+                    if self.metrics:
+                        self.metrics.aborted.inc()
+                    self.finished(self.submissions.pop(request_id), None)
+            finally:              # whoever waits for it must not wait forever
+                if then is not None:
+                    then()
     # ANCHOR_END: loop
 
     def fail_all(self, error) -> list:
@@ -293,7 +295,6 @@ def make_app(engine, model_name: str, max_queued: int = 256,
     metrics = loop_thread.metrics = ServerMetrics(loop_thread)
     encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
     app = FastAPI(title="minicb", lifespan=lifespan(loop_thread))
-    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
     app.state.engine_loop, app.state.prompt_encoder = loop_thread, encoder
     app.state.longest_request = longest
 
@@ -302,9 +303,13 @@ def make_app(engine, model_name: str, max_queued: int = 256,
         return openai_error(message, param, status, kind, code)
 
     if api_key is not None:
+        if not api_key:
+            raise ValueError("api_key is empty: give a key, or None to let anyone ask")
         app.add_middleware(ApiKey, key=api_key, refused=lambda: refuse(
             "Incorrect API key provided: send 'Authorization: Bearer <key>' with the "
             "server's key", None, 401, code="invalid_api_key"))
+
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)     # outermost: first to run
 
     # ANCHOR: errors
     @app.exception_handler(RequestValidationError)
@@ -508,11 +513,22 @@ class ApiKey:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["path"].startswith("/v1"):
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            given = given.removeprefix(b"Bearer ")
-            if not hmac.compare_digest(given, self.key):
+            header = dict(scope["headers"]).get(b"authorization", b"")
+            scheme, _, given = header.partition(b" ")     # any case (RFC 9110)
+            right = hmac.compare_digest(given, self.key)
+            if not (scheme.lower() == b"bearer" and right):
+                await drained(receive)    # else a client still sending sees a reset
                 return await self.refused()(scope, receive, send)
         return await self.app(scope, receive, send)
+
+
+async def drained(receive):
+    """Read what is left of a request's body and drop it (BodyLimit, around it,
+    refuses one that grows too large: then the refusal here goes out anyway)."""
+    more = True
+    with contextlib.suppress(HTTPException):
+        while more:
+            more = (await receive()).get("more_body", False)
 # ANCHOR_END: api_key
 
 
@@ -560,8 +576,9 @@ def check_address(host: str, port: int):
     """Before a model loads: the port is one, and this process may listen there."""
     if not 0 < port < 2**16:
         raise ValueError(f"--port must be in 1..65535, got {port}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET      # as uvicorn chooses
     try:
-        with socket.create_server((host, port)):
+        with socket.create_server((host, port), family=family):
             pass
     except OSError as error:          # in use, not ours to take, or no such host
         raise ValueError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
