@@ -7,9 +7,9 @@
 #               the GPU run, in two processes; then the notebooks, one at a time
 #   make lab    the notebooks in JupyterLab
 #   make book   build the book into book/ (make serve-book: live reload)
-#   make figures-cpu   rerun the notebooks whose CPU-scale figures the book shows, into figures/cpu/
-#   make figures-simulated   rerun notebooks 08 and 11: the cost model's predictions, into figures/simulated/
-#   make notebook-outputs    run every notebook on this CPU and save its outputs in place
+#   make figures-cpu   run every notebook on this CPU, its outputs saved in place, and keep that one
+#                      run's figures: figures/cpu/, figures/simulated/ (the cost model's predictions)
+#                      and the numbers the book quotes from them (make notebook-outputs: the same)
 #
 # On a GPU (minicb/tools/gpu_run.py says more; `make test` rehearses all of it on the CPU):
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
@@ -112,27 +112,29 @@ CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_
                09_serving 10_tensor_parallel_split 11_calibration
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
+# One run gives everything the repository shows of this CPU: every notebook run top to
+# bottom, its outputs saved in place (so that it reads without running, on a code-hosting
+# site too); the CPU-scale figures the book shows, their sidecars and each notebook's
+# claims about time, into figures/cpu/; the predicted figures, into figures/simulated/;
+# `make demo`'s output and its sidecar; then every number the book and the README quote
+# from them rendered again (minicb.tools.numbers). Each notebook prints its run's id and
+# commit, and each sidecar records them: tests/test_numbers.py holds them together.
+ONE_RUN := scratch/figures-cpu
 figures-cpu: $(VENV)/.installed-dev
-	rm -rf scratch/figures-cpu
-	MINICB_FIGURES_DIR=scratch/figures-cpu CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax $(CPU_FIGURE_NOTEBOOKS)
-	rm -rf figures/cpu && mkdir -p figures/cpu
-	for f in $(CPU_FIGURES); do cp scratch/figures-cpu/$$f.png scratch/figures-cpu/$$f.json figures/cpu/; done
-
-# Every notebook run top to bottom on this CPU, its outputs saved in place, so that it
-# reads without running (on a code-hosting site too). Figures carry the machine's stamp.
-notebook-outputs: $(VENV)/.installed-dev
+	rm -rf $(ONE_RUN)
 	cd notebooks && for nb in [01]*.ipynb; do \
-	  MINICB_FIGURES_DIR=scratch/figures-outputs CUDA_VISIBLE_DEVICES= ../$(PY) -m jupyter execute --inplace $$nb \
+	  MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= ../$(PY) -m jupyter execute --inplace $$nb \
 	    || exit 1; done
-
-# Predictions, not measurements (minicb.costmodel on a virtual clock): the same on any
-# machine, so they are drawn here and kept apart from every measured figure.
-figures-simulated: $(VENV)/.installed-dev
-	rm -rf scratch/figures-simulated
-	MINICB_FIGURES_DIR=scratch/figures-simulated CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax \
-	  notebooks/08_kernels.ipynb notebooks/11_simulated.ipynb
+	MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= $(PY) -m minicb demo \
+	  | grep -v '^figure: \|^  written to' > $(ONE_RUN)/demo_output.txt
+	rm -rf figures/cpu && mkdir -p figures/cpu
+	for f in $(CPU_FIGURES) demo_schedules; do cp $(ONE_RUN)/$$f.png $(ONE_RUN)/$$f.json figures/cpu/; done
+	cp $(ONE_RUN)/*_claims.json $(ONE_RUN)/demo_output.txt figures/cpu/
 	rm -rf figures/simulated && mkdir -p figures/simulated
-	cp scratch/figures-simulated/*_simulated.png scratch/figures-simulated/*_simulated.json figures/simulated/
+	cp $(ONE_RUN)/*_simulated.png $(ONE_RUN)/*_simulated.json figures/simulated/
+	$(PY) -m minicb.tools.numbers render
+
+notebook-outputs figures-simulated: figures-cpu
 
 # ---------------------------------------------------------------- a GPU run
 # A GPU machine is assumed to have Python with torch, triton, transformers, numpy,

@@ -5,7 +5,7 @@ import os
 
 # The GPU run's tests measure their coverage (minicb.tools.gpu_run.run_tests) in every
 # pytest-xdist worker, which `coverage run` around pytest would not see: each process
-# starts its own here, before minicb is imported, and saves it when pytest ends.
+# starts its own here, before minicb is imported, and saves it when its session finishes.
 if os.environ.get("MINICB_COVERAGE_DATA"):
     import coverage
 
@@ -13,7 +13,10 @@ if os.environ.get("MINICB_COVERAGE_DATA"):
                                  source=os.environ["MINICB_COVERAGE_SOURCE"].split(","))
     MEASURED.start()
 
-    def pytest_unconfigure(config):
+    # Saved when the session finishes, not later: a pytest-xdist worker tells the
+    # controller it is done right after this hook, and the controller's caller then
+    # combines the data files, which a save at unconfigure could still be writing.
+    def pytest_sessionfinish(session, exitstatus):
         MEASURED.stop()
         MEASURED.save()
 

@@ -90,6 +90,18 @@ def test_decode_steps_run_the_whole_batch_when_prompts_take_many_steps_to_admit(
     assert len(steps) == 16 and all(s.useful_rows == 8 for s in steps)
 
 
+def test_the_first_decode_step_at_a_batch_size_is_not_timed(monkeypatch):
+    """It may capture the batch size's CUDA graph (on an H200, 413 to 971 ms against
+    about 3 ms a step): the roofline's steps start after it."""
+    from minicb.metrics import StepRecord
+
+    starts = [0.0, 0.9, 0.901, 0.902, 0.903, 0.904]         # a capture, then steps of 1 ms
+    monkeypatch.setattr(benchmarks, "decode_steps_at", lambda engine, batch, context, n: [
+        StepRecord("decode", [0] * batch, batch, 0, 0, started=t) for t in starts[:n]])
+    row = benchmarks.roofline_row(None, 1, 16, weights=1e6, kv_per_token=100, bandwidth=1e9, decode_steps=3)
+    assert row["step_ms_each"] == pytest.approx([1.0, 1.0, 1.0]) and row["step_ms"] == pytest.approx(1.0)
+
+
 def test_load_rates_scale_the_saturation_rate():
     assert benchmarks.load_rates(8.0) == {"light": 2.0, "heavy": 7.2}
 

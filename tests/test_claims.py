@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from minicb.tools import scale
-from minicb.tools.claims import MAX_OTHERS_CORES, CpuUse, judge
+from minicb.tools.claims import MAX_OTHERS_CORES, CpuUse, judge, judge_steps
 from minicb.tools.scale import RUNNING, Scale
 
 CPU, REHEARSAL = Scale("cpu", "cpu", "float32"), Scale("rehearsal", "cpu", "float32")
@@ -106,3 +106,59 @@ def test_other_processes_are_told_from_this_one_and_its_children():
     finally:
         alive.stdin.close()
         alive.wait()
+
+
+# --- one run's steps: the block bootstrap ---
+
+def steps(rng, n, median, noise=0.05, correlation=0.8):
+    """n step times around median: noise of that relative size, each step like the one
+    before it (an AR(1) series, as a run's steps are), and a few slow outliers."""
+    walk = np.zeros(n)
+    for i in range(1, n):
+        walk[i] = correlation * walk[i - 1] + rng.normal(0, noise)
+    times = median * (1 + walk)
+    times[rng.choice(n, size=n // 50, replace=False)] *= 3      # a GC pause, a page fault
+    return times
+
+
+@pytest.mark.parametrize("effect", [0.05, 0.2])
+def test_one_run_s_steps_never_call_a_true_claim_false_nor_a_false_one_true(effect):
+    """100 made-up runs with a real gap between two settings' steps: the claim in the
+    gap's direction is never called false, the claim against it never true."""
+    verdicts = {"<": [], ">": []}
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        fast, slow = steps(rng, 400, 1.0), steps(rng, 300, 1.0 + effect)
+        for op in verdicts:
+            verdicts[op].append(judge_steps(fast, op, slow, seed=seed).holds)
+    assert False not in verdicts["<"] and True not in verdicts[">"]
+    assert verdicts["<"].count(True) >= (45 if effect == 0.05 else 97)      # and it does decide
+
+
+def test_one_run_s_steps_with_no_gap_are_rarely_decided():
+    decided = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        decided += judge_steps(steps(rng, 400, 1.0), "<", steps(rng, 300, 1.0), seed=seed).decided
+    assert decided <= 6         # a 99% interval: about 2 in 200 by chance, correlated steps or not
+
+
+def test_too_few_steps_are_not_decided():
+    verdict = judge_steps([1.0] * 29, "<", [2.0] * 100)
+    assert verdict.holds is None and "29 samples: a side needs 30" in verdict.reason
+
+
+def test_every_verdict_is_recorded_at_once_a_failed_one_too(tmp_path, monkeypatch, capsys):
+    """A claim that fails stops the notebook before any later figure is saved: the
+    notebook's claims file beside the figures records it all the same."""
+    import json
+
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    CPU.sizes("01_single")
+    assert capsys.readouterr().out.startswith(f"run {RUNNING['run_id']} of 01_single at commit ")
+    CPU.time_claim([1.0, 1.1, 1.0], "<", [5.0, 5.1, 5.0], "decode dearer")
+    with pytest.raises(AssertionError):
+        CPU.time_claim([5.0, 5.1, 5.2], "<", [1.0, 1.1, 1.0], "static slower")
+    record = json.loads((tmp_path / "01_single_claims.json").read_text())
+    assert record["run_id"] == RUNNING["run_id"] and record["commit"] == RUNNING["commit"]
+    assert [(c["claim"], c["holds"]) for c in record["claims"]] == [("decode dearer", True), ("static slower", False)]

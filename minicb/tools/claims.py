@@ -20,14 +20,19 @@ differently (two ranks against one, minicb against transformers' threads) do
 not slow down alike when they share it, so the comparison would measure the
 other processes as much as the programs.
 """
+import math
 import os
 import time
 from dataclasses import dataclass
 from functools import partial
 from statistics import median
 
+import numpy as np
+
 # The fewest repeats a side needs before its spread means anything.
 MIN_REPEATS = 2
+# The fewest samples a side needs before a bootstrap over them means anything.
+MIN_STEPS = 30
 # Other processes that kept more than this many cores busy, on average, make a
 # machine busy: no time claim is decided on it.
 MAX_OTHERS_CORES = 0.5
@@ -74,6 +79,47 @@ def judge(left, op: str, right, others_cores: float | None = None) -> Verdict:
                          f"within the spread {margin:.2g}")
     return Verdict(gap > 0, median(left), median(right), margin)
 # ANCHOR_END: judge
+
+
+# ANCHOR: judge_steps
+def judge_steps(left, op: str, right, confidence: float = 0.99, resamples: int = 2000,
+                seed: int = 0) -> Verdict:
+    """Whether ``left op right`` holds, with op "<" or ">", decided from one run's
+    many samples a side (the times of its steps, warm-up and capture steps left
+    out), where repeating the whole run is too dear. The difference of the two
+    medians is bootstrapped by blocks of consecutive samples, since a step's time
+    is like its neighbours' (the same batch, the same cache); the claim holds when
+    the whole ``confidence`` interval lies on its side of 0, fails when it lies on
+    the other, and is not decided when the interval holds 0."""
+    if op not in ("<", ">"):
+        raise ValueError(f"op must be '<' or '>', got {op!r}")
+    left, right = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    fewest = min(len(left), len(right))
+    if fewest < MIN_STEPS:
+        return Verdict(None, math.nan, math.nan, math.nan,
+                       f"{fewest} samples: a side needs {MIN_STEPS}")
+    lows, highs = (left, right) if op == "<" else (right, left)
+    rng = np.random.default_rng(seed)
+    gaps = block_medians(highs, resamples, rng) - block_medians(lows, resamples, rng)
+    low, high = np.quantile(gaps, [(1 - confidence) / 2, (1 + confidence) / 2])
+    medians = float(np.median(left)), float(np.median(right))
+    if low <= 0 <= high:
+        return Verdict(None, *medians, float(high - low) / 2,
+                       f"the {confidence:.0%} interval of the medians' gap, "
+                       f"[{low:.3g}, {high:.3g}], holds 0")
+    return Verdict(bool(low > 0), *medians, float(high - low) / 2)
+
+
+def block_medians(values, resamples: int, rng) -> np.ndarray:
+    """The median of each of ``resamples`` resamplings of values, made of blocks of
+    about sqrt(n) consecutive values, each block starting anywhere: blocks that
+    long keep a run's slow stretches whole, so the interval is not too narrow."""
+    n = len(values)
+    block = max(1, round(n ** 0.5))
+    starts = rng.integers(0, n - block + 1, size=(resamples, -(-n // block)))
+    index = (starts[:, :, None] + np.arange(block)).reshape(resamples, -1)[:, :n]
+    return np.median(values[index], axis=1)
+# ANCHOR_END: judge_steps
 
 
 def per_repeat(rounds, *keys, metric="output_throughput") -> list:

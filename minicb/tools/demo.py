@@ -45,8 +45,10 @@ def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=
     plot_schedule(runs["static"], f"static batching, max_batch_size={max_batch_size}", ax=axes[0])
     plot_schedule(runs["continuous"], f"continuous batching, max_num_seqs={max_batch_size}", ax=axes[1])
     fig.tight_layout()
+    stages = {name: dict(run.summary(), max_running=run.max_running()) for name, run in runs.items()}
     figure = save_figure(fig, "demo_schedules", dict(model=str(model), questions=len(questions),
-                                                     max_tokens=max_tokens, max_batch_size=max_batch_size))
+                                                     max_tokens=max_tokens, max_batch_size=max_batch_size,
+                                                     stages=stages))
     return runs, outputs, figure
 # ANCHOR_END: demo
 

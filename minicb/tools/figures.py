@@ -86,6 +86,18 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     return checked(png, sidecar)
 
 
+def save_claims() -> Path | None:
+    """NOTEBOOK_claims.json beside the figures: every claim about time this run has
+    judged so far, with its verdict (a failed one too, before it stops the notebook)."""
+    if "notebook" not in RUNNING:
+        return None
+    path = figure_dir() / f"{RUNNING['notebook']}_claims.json"
+    record = dict(notebook=RUNNING["notebook"], run_id=RUNNING.get("run_id"), commit=RUNNING.get("commit"),
+                  machine=machine(), scale=SCALE_NAMES[run_scale().name], claims=RUNNING.get("claims", []))
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return path
+
+
 def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str | list[str],
                           meta: dict) -> Path:
     """Write a figure of predictions, ``name``.png and ``name``.json, stamped
@@ -195,6 +207,8 @@ def legibility_problems(folder) -> list[str]:
     their sidecars measured them."""
     problems = []
     for sidecar in sorted(Path(folder).glob("*.json")):
+        if sidecar.stem.endswith("_claims"):       # a notebook's verdicts, no figure's
+            continue
         meta = json.loads(sidecar.read_text())
         if "smallest_text_in_book_px" not in meta:
             problems.append(f"{sidecar.name}: does not say how its text reads (saved before it did)")

@@ -14,8 +14,11 @@ A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 ``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
 GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
 """
+import math
 import os
 import platform
+import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +26,7 @@ import torch
 
 from ..checkpoint import SHAPES, make_tiny_checkpoint
 from ..costmodel import MODEL_SHAPES
-from .claims import CpuUse, Verdict, judge
+from .claims import MAX_OTHERS_CORES, CpuUse, Verdict, judge, judge_steps
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
 # so that batching still has something to do and every figure's claim is checked.
@@ -118,7 +121,9 @@ class Scale:
         else:
             sizes = dict(table[self.name])
         RUNNING.clear()
-        RUNNING.update(notebook=notebook, sizes=sizes)
+        RUNNING.update(notebook=notebook, run_id=uuid.uuid4().hex[:8], commit=current_commit(), sizes=sizes)
+        # In the notebook's output: the figures and sidecars of this run say the same.
+        print(f"run {RUNNING['run_id']} of {notebook} at commit {RUNNING['commit']}")
         return sizes
 
     def model(self, shape: str = "llama-3.2-1b") -> dict:
@@ -154,9 +159,31 @@ class Scale:
         times a tiny model on a CPU at the full scale's lengths, where it need not
         hold. Every verdict goes into the sidecars of the figures saved after it.
         While other processes keep a core busy, no time claim is decided."""
-        verdict = judge(left, op, right, others_cores())
+        return self.record(judge(left, op, right, others_cores()), op, what)
+
+    def step_claim(self, left, op: str, right, what) -> Verdict:
+        """A claim about time decided from one run's many steps a side
+        (``claims.judge_steps``), where repeating the run is too dear: warm-up and
+        CUDA-graph capture steps must be left out by the caller. Recorded and
+        printed as ``time_claim``'s are."""
+        busy = others_cores()
+        if busy is not None and busy > MAX_OTHERS_CORES:
+            verdict = Verdict(None, math.nan, math.nan, math.nan, f"other processes kept {busy:.1f} cores busy")
+        else:
+            verdict = judge_steps(left, op, right)
+        return self.record(verdict, op, what)
+
+    def record(self, verdict: Verdict, op: str, what) -> Verdict:
+        """Print the verdict and keep it: in every sidecar saved after it, and at
+        once in NOTEBOOK_claims.json beside the figures, so that a claim that fails
+        and stops the notebook is recorded too."""
         text = verdict.describe(op, what)
         RUNNING.setdefault("time_claims", []).append(text)
+        RUNNING.setdefault("claims", []).append(dict(claim=str(what), op=op, left=verdict.left, right=verdict.right,
+                                                     margin=verdict.margin, holds=verdict.holds,
+                                                     reason=verdict.reason))
+        from .figures import save_claims      # figures imports this module
+        save_claims()
         if verdict.holds is False and self.name != "rehearsal":
             raise AssertionError(f"time claim {text}")
         print(("rehearsal, checked at full scale: " if self.name == "rehearsal" else "time claim ") + text)
@@ -173,6 +200,22 @@ class Scale:
         what = {"cpu": "CPU scale", "full": "full scale",
                 "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
         return f"{what} | {where} | {self.dtype}"
+
+
+def current_commit() -> str:
+    """The commit the code comes from, with "+changes" where minicb's code differs
+    from it: MINICB_COMMIT where the checkout has no git (a GPU machine's copy)."""
+    if os.environ.get("MINICB_COMMIT"):
+        return os.environ["MINICB_COMMIT"]
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=project_root(), capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        changed = git("status", "--porcelain", "--", "minicb", "kernels")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (commit or "unknown") + ("+changes" if changed and commit else "")
 
 
 def project_root() -> Path:

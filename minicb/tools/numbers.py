@@ -1,0 +1,224 @@
+"""Every measured number a reader sees comes from the run that measured it.
+
+In the book's chapters and the README, a measured number is written between two
+markers that say where it comes from, and the text between them is what this
+module renders there::
+
+    paged batching reached <!--m gpu/07_throughput_vs_spread .2f
+    median_ratio_to_static["1536"]["paged"]-->4.89<!--/m--> times static's
+
+The first word names a figure's sidecar (``figures/gpu/07_throughput_vs_spread.json``),
+the second is a Python format spec (``,`` for thousands, ``.1%`` for a share), and
+the rest is an expression over the sidecar: its top-level keys are names in it,
+and ``sidecar`` is the whole. HTML comments show on no page, on a code-hosting
+site nor in the built book, so the raw markdown and the rendered page read the
+same. ``python -m minicb.tools.numbers render`` writes every marked number from
+its sidecar (``make numbers``); ``check`` says where a number differs from its
+source, which a test runs.
+
+A number that is not measured says what it is instead: an input the run was given
+(``<!--input-->2 MiB<!--/input-->``) or a figure published elsewhere, with where
+(``<!--cited anyscale-->23x<!--/cited-->``, a label of the references chapter).
+``unsourced`` finds numbers with a unit of time, rate, bytes, a ratio or a share in
+a file's prose that carry none of these markers.
+"""
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from .scale import project_root
+from .workload import synthetic_workload
+
+MARKED = re.compile(r"<!--m (?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
+# A block of a program's output, copied from the file a run saved it in (figures/...).
+OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>.*?)\n```", re.S)
+# A number's source, defined once and named, for markers that give only the name.
+DEFINED = re.compile(r"<!--number (?P<name>[\w-]+): (?P<spec>.+?)-->", re.S)
+DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[^>]*?))?-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
+# What reads as a measured number: digits with a unit of time, rate, bytes, a ratio
+# or a share (1.44x, 3.05 ms, 5,891 tokens per second, 2.47 GB, 77%).
+MEASURED_LOOKING = re.compile(
+    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×%]|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
+    r"[KMGT]i?B(?:/s)?\b|tok/s\b|tokens? (?:per|a) second\b|requests? (?:per|a) second\b|times\b))")
+BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() / "lessons").glob("*.md")),
+              "notebooks/answers.md"]
+
+
+def sidecar(name: str) -> dict:
+    """figures/NAME.json, read once per process."""
+    if name not in SIDECARS:
+        path = project_root() / "figures" / f"{name}.json"
+        try:
+            SIDECARS[name] = json.loads(path.read_text())
+        except OSError as error:
+            raise ValueError(f"no sidecar figures/{name}.json ({error.strerror})") from None
+    return SIDECARS[name]
+
+
+SIDECARS: dict[str, dict] = {}
+
+
+def value_of(source: str, spec: str, expression: str) -> str:
+    """The text a marker renders: the expression over the sidecar, formatted."""
+    data, expression = sidecar(source), " ".join(expression.split())     # it may wrap lines
+    names = {k: v for k, v in data.items() if k.isidentifier()}
+    try:
+        value = eval(expression, {"__builtins__": NAMES}, dict(names, sidecar=data))
+    except Exception as error:         # a key that is not there, a typo in the expression
+        raise ValueError(f"{source}: {expression!r} cannot be read: {type(error).__name__}: {error}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{source}: {expression!r} is {value}, not a number a reader can use")
+    return format(value, spec)
+
+
+def static_row_steps(workload: dict, batch_size: int, bucketed: bool = False) -> dict:
+    """A static run's decode row-steps, from its sidecar's workload alone (the
+    notebook asserts its run counted the same): ``wasted``, computed for a request
+    that had already finished, of ``total``. A batch decodes until its longest
+    request's last token; the first token of each comes from the prefill."""
+    lengths = synthetic_workload(workload["num_requests"], tuple(workload["prompt_len"]),
+                                 tuple(workload["output_len"]), seed=workload["seed"]).output_lens
+    lengths = sorted(lengths) if bucketed else lengths
+    batches = [lengths[i:i + batch_size] for i in range(0, len(lengths), batch_size)]
+    return dict(wasted=sum(max(b) - n for b in batches for n in b),
+                total=sum((max(b) - 1) * len(b) for b in batches))
+
+
+def row(rows: list, **match) -> dict:
+    """The one row of a sidecar's list whose fields are ``match``: row(rows, batch=64)."""
+    found = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} rows have {match}")
+    return found[0]
+
+
+# What an expression may call: a few builtins, and the helpers above.
+NAMES = {f.__name__: f for f in (min, max, sum, len, abs, round, sorted, int, float, next,
+                                 static_row_steps, row)}
+
+
+def source_of(spec: str, text: str) -> tuple[str, str, str]:
+    """(sidecar, format, expression) of a marker: written in it, or, where it gives
+    a name alone, in that name's definition in the same text."""
+    if re.fullmatch(r"[\w-]+", spec.strip()):
+        definitions = {m["name"]: m["spec"] for m in DEFINED.finditer(text)}
+        if spec.strip() not in definitions:
+            raise ValueError(f"the number {spec.strip()!r} is defined nowhere in this file "
+                             f"(<!--number {spec.strip()}: SIDECAR FORMAT EXPRESSION-->)")
+        spec = definitions[spec.strip()]
+    parts = spec.split(None, 2)
+    if len(parts) < 3:
+        raise ValueError(f"{spec!r} is not SIDECAR FORMAT EXPRESSION")
+    return parts[0], parts[1], parts[2]
+
+
+def rendered(text: str) -> str:
+    """The text with every marked number written from its source, and every marked
+    block of output copied from its file."""
+    def write(m):
+        head = m.group(0)[:m.start("value") - m.start()]
+        return f"{head}{value_of(*source_of(m['spec'], text))}<!--/m-->"
+
+    def copy(m):
+        whole = m.group(0)
+        return whole[:m.start("body") - m.start()] + saved_output(m["source"]) + "\n```"
+    return OUTPUT.sub(copy, MARKED.sub(write, text))
+
+
+def saved_output(source: str) -> str:
+    path = project_root() / "figures" / source
+    try:
+        return path.read_text().rstrip("\n")
+    except OSError as error:
+        raise ValueError(f"no saved output figures/{source} ({error.strerror})") from None
+
+
+def differences(text: str) -> list[str]:
+    """Each marked number that is not what its source gives: "line N: wrote X, source gives Y"."""
+    found = []
+    for m in MARKED.finditer(text):
+        try:
+            want = value_of(*source_of(m["spec"], text))
+        except ValueError as error:
+            want = None
+            found.append(f"line {line_of(text, m.start())}: {error}")
+        if want is not None and m["value"] != want:
+            found.append(f"line {line_of(text, m.start())}: wrote {m['value']!r}, "
+                         f"figures/{source_of(m['spec'], text)[0]}.json gives {want!r}")
+    for m in OUTPUT.finditer(text):
+        if m["body"] != saved_output(m["source"]):
+            found.append(f"line {line_of(text, m.start())}: the block is not what figures/{m['source']} "
+                         "holds (python -m minicb.tools.numbers render copies it)")
+    return found
+
+
+def misplaced(text: str) -> list[str]:
+    """Markers that begin a line: markdown would take such a line for a block of
+    HTML, and the paragraph around it would break. A word goes before it."""
+    return [f"line {n}: a marker begins the line" for n, line in enumerate(text.splitlines(), 1)
+            if re.match(r"\s*<!--(m |/m|input|/input|cited|/cited)", line)]
+
+
+def unknown_citations(text: str) -> list[str]:
+    """Cited numbers whose label is not a reference of the references chapter."""
+    labels = set(re.findall(r'<span id="([^"]+)"></span>', (project_root() / "lessons" / "references.md").read_text()))
+    return [f"line {line_of(text, m.start())}: {m['value']!r} cites {m['what']!r}, which "
+            f"lessons/references.md does not define" for m in DECLARED.finditer(text)
+            if m["kind"] == "cited" and (m["what"] or "").strip() not in labels]
+
+
+def unsourced(text: str) -> list[str]:
+    """Numbers that look measured, in prose (not code, nor a marked or declared
+    number, nor a figure's alt text or link), with no source: "line N: 1.44x"."""
+    prose = blanked(text)
+    return [f"line {line_of(text, m.start())}: {m.group(0)}" for m in MEASURED_LOOKING.finditer(prose)]
+
+
+def blanked(text: str) -> str:
+    """The text with what is not prose made blank, line breaks kept (so that line
+    numbers stay): code blocks and spans, markers with their numbers, comments,
+    images and link targets."""
+    def blank(m):
+        return re.sub(r"[^\n]", " ", m.group(0))
+    for pattern in (r"```.*?```", r"`[^`\n]*`", MARKED.pattern, DECLARED.pattern, DEFINED.pattern, r"<!--.*?-->",
+                    r"!\[[^\]]*\]\([^)]*\)", r"\]\([^)]*\)", r"\{\{#.*?\}\}"):
+        text = re.sub(pattern, blank, text, flags=re.S)
+    return text
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def main(argv=None):
+    """python -m minicb.tools.numbers render|check [FILE...]: write every marked
+    number from its sidecar, or say where one differs (exit 1)."""
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.numbers", description=main.__doc__)
+    parser.add_argument("command", choices=["render", "check"])
+    parser.add_argument("files", nargs="*", default=BOOK_FILES)
+    args = parser.parse_args(argv)
+    problems = []
+    for name in args.files:
+        path = project_root() / name
+        text = path.read_text()
+        try:
+            if args.command == "render":
+                new = rendered(text)
+                if new != text:
+                    path.write_text(new)
+                    print(f"{name}: rendered")
+            else:
+                problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
+                             + unknown_citations(text)]
+        except ValueError as error:
+            problems.append(f"{name}: {error}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Every measured number in the book and the README is rendered from the sidecar of
+the run that measured it (minicb.tools.numbers): a wrong one, or one with no
+source, fails here."""
+import pytest
+
+from minicb.tools import numbers
+from minicb.tools.numbers import BOOK_FILES, differences, misplaced, rendered, unknown_citations, unsourced
+from minicb.tools.scale import project_root
+
+# Files whose numbers are all marked (a source, an input or a citation); the rest are
+# still to be converted, and only their marked numbers are checked.
+CONVERTED = ["lessons/02_static.md"]
+
+RATIO = 'median_ratio_to_static["1536"]["paged"]'
+
+
+@pytest.mark.parametrize("name", BOOK_FILES)
+def test_every_marked_number_is_what_its_sidecar_gives(name):
+    text = (project_root() / name).read_text()
+    assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
+
+
+@pytest.mark.parametrize("name", CONVERTED)
+def test_a_converted_file_has_no_number_without_a_source(name):
+    assert unsourced((project_root() / name).read_text()) == []
+
+
+def test_a_planted_wrong_number_is_found():
+    text = f"paged ran <!--m gpu/07_throughput_vs_spread .2f {RATIO}-->4.90<!--/m--> times static's"
+    assert differences(text) == ["line 1: wrote '4.90', figures/gpu/07_throughput_vs_spread.json gives '4.89'"]
+    assert differences(rendered(text)) == [] and "-->4.89<!--/m-->" in rendered(text)
+
+
+def test_a_planted_number_without_a_source_is_found():
+    text = "prose\nthe step took 3.05 ms, and paged ran 4.89x static; the budget was <!--input-->2 MiB<!--/input-->"
+    assert unsourced(text) == ["line 2: 3.05 ms", "line 2: 4.89x"]
+    for declared in ("<!--input-->3.05 ms<!--/input-->", "<!--cited anyscale-->23x<!--/cited-->",
+                     f"<!--m gpu/07_throughput_vs_spread .2f {RATIO}-->4.89<!--/m-->x", "`3.05 ms`"):
+        assert unsourced(f"it took {declared}.") == [], declared
+
+
+def test_a_marker_that_reads_nothing_is_an_error_naming_it():
+    text = "<!--m gpu/07_throughput_vs_spread .2f median_ratio_to_static['4096']-->1.00<!--/m-->"
+    [problem] = differences(text)
+    assert problem.startswith("line 1: gpu/07_throughput_vs_spread: \"median_ratio_to_static['4096']\" cannot be read")
+    assert differences("<!--m gpu/nothing .2f x-->1<!--/m-->") == ["line 1: no sidecar figures/gpu/nothing.json "
+                                                                  "(No such file or directory)"]
+
+
+def test_render_and_check_from_the_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(numbers, "project_root", lambda: tmp_path)
+    (tmp_path / "figures" / "gpu").mkdir(parents=True)
+    (tmp_path / "figures" / "gpu" / "run.json").write_text('{"step_ms": 3.0512}')
+    page = tmp_path / "page.md"
+    page.write_text("a step took <!--m gpu/run .2f step_ms-->2.00<!--/m--> ms\n")
+    numbers.SIDECARS.clear()
+    assert numbers.main(["check", "page.md"]) == 1
+    assert "wrote '2.00', figures/gpu/run.json gives '3.05'" in capsys.readouterr().err
+    assert numbers.main(["render", "page.md"]) == 0
+    assert page.read_text() == "a step took <!--m gpu/run .2f step_ms-->3.05<!--/m--> ms\n"
+    assert numbers.main(["check", "page.md"]) == 0
+    numbers.SIDECARS.clear()
+
+
+def test_a_marker_that_begins_a_line_is_found():
+    """Markdown takes a line that begins with an HTML comment for a block of HTML."""
+    text = f"the run gave\n<!--m gpu/07_throughput_vs_spread .2f {RATIO}-->4.89<!--/m--> times static"
+    assert misplaced(text) == ["line 2: a marker begins the line"]
+    assert misplaced(text.replace("\n", " ")) == []
+
+
+def test_a_citation_names_a_reference_of_the_book():
+    assert unknown_citations("about <!--cited anyscale-->23x<!--/cited-->") == []
+    assert unknown_citations("about <!--cited a-blog-->23x<!--/cited-->") == [
+        "line 1: '23x' cites 'a-blog', which lessons/references.md does not define"]
+
+
+def test_a_number_given_by_name_is_read_from_its_definition():
+    text = ("paged ran <!--m lead-->4.89<!--/m--> times static's\n\n"
+            f"<!--number lead: gpu/07_throughput_vs_spread .2f {RATIO}-->")
+    assert differences(text) == []
+    assert differences(text.replace("-->4.89<", "-->4.8<")) == [
+        "line 1: wrote '4.8', figures/gpu/07_throughput_vs_spread.json gives '4.89'"]
+    assert differences("<!--m nowhere-->1<!--/m-->") == [
+        "line 1: the number 'nowhere' is defined nowhere in this file (<!--number nowhere: SIDECAR FORMAT EXPRESSION-->)"]
