@@ -380,7 +380,7 @@ def test_each_notebook_is_course_material_and_links_its_exercises():
     for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[01]*.ipynb")):
         notebook = json.loads(path.read_text())["cells"]
         cells = ["".join(c["source"]) for c in notebook]
-        # Saved from a run on a CPU (make notebook-outputs), so that it reads without running.
+        # Saved from a run on a CPU (make figures-cpu), so that it reads without running.
         printed = ["".join(o.get("text", "")) for c in notebook for o in c.get("outputs", [])]
         assert any("CPU scale | CPU: " in text for text in printed), path.name
         assert cells[1].startswith("## What you will learn") and "**Before you run it:**" in cells[1] \

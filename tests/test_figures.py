@@ -54,8 +54,31 @@ def test_the_figure_itself_names_its_machine_model_and_scale(tmp_path, monkeypat
     monkeypatch.setattr(figures, "full_scale", lambda: False)
     fig = draw()
     figures.save_figure(fig, "example", dict(model=dict(arch="llama", shape="tiny", dtype="float32")))
-    [line] = [t.get_text() for t in fig.texts]
+    line, header = [t.get_text() for t in fig.texts]
     assert line.startswith(f"{figures.machine()} | llama tiny float32 | CPU scale | ")
+    assert header == f"{figures.machine()}, CPU scale"                    # above it, where a reader looks first
+    top = max(ax.get_tightbbox().y1 for ax in fig.axes)
+    assert fig.texts[1].get_window_extent().y0 >= top                     # the title area, not the footer
+
+
+def test_a_legend_over_the_data_and_letters_too_small_are_refused(tmp_path, monkeypatch):
+    """The layout check finds what a reader could not read: a key drawn over the bars
+    it explains, and letters under 4.5 px tall once the book's column shrinks the PNG."""
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.barh(["single", "static"], [0.73, 0.49], label="holding a token")
+    ax.barh(["single", "static"], [0.27, 0.51], left=[0.73, 0.49], color="lightgray", label="reserved, empty")
+    ax.legend(loc="lower right")
+    with pytest.raises(ValueError, match="the legend over the data of 'a panel'"):
+        figures.save_simulated_figure(fig, "covered", "h100-sxm", "llama-3.1-8b", {})
+    ax.get_legend().remove()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)      # under the axis: nothing covered
+    figures.save_simulated_figure(fig, "uncovered", "h100-sxm", "llama-3.1-8b", {})
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([1, 2, 3], [1, 4, 9])
+    ax.set_title("a title in 5-point type", fontsize=5)
+    with pytest.raises(ValueError, match=r"its smallest letters are 4.\d px tall in the book"):
+        figures.save_simulated_figure(fig, "small", "h100-sxm", "llama-3.1-8b", {})
 
 
 def test_make_figures_cpu_writes_the_committed_cpu_folder(tmp_path, monkeypatch):
@@ -120,7 +143,8 @@ def test_legibility_measures_the_smallest_text_and_finds_overlaps(tmp_path, monk
     ax.text(0.5, 1.5, "first note", fontsize=5)
     ax.text(0.5, 1.5, "second note", fontsize=12)
     with pytest.raises(ValueError, match="crowded.png: its layout does not read in the book .saved, to look at.: "
-                                         "its smallest text shows 8.3 px tall in the book; 'first note' over"):
+                                         "its smallest text shows 8.3 px tall in the book; its smallest letters "
+                                         "are 4.2 px tall in the book; 'first note' over"):
         figures.save_simulated_figure(fig, "crowded", "a100-40gb", "opt-13b", {})
     png = tmp_path / "crowded.png"
     meta = json.loads(png.with_suffix(".json").read_text())
@@ -129,7 +153,10 @@ def test_legibility_measures_the_smallest_text_and_finds_overlaps(tmp_path, monk
     assert meta["smallest_text_in_book_px"] == meta["smallest_text_px"]      # 6 in: not shrunk
     assert figures.legibility_problems(tmp_path) == [
         "crowded.png: its smallest text shows 8.3 px tall in the book",
-        "crowded.png: 'first note' over 'second note'"]
+        "crowded.png: its smallest letters are 4.2 px tall in the book",
+        "crowded.png: 'first note' over 'second note'",
+        "crowded.png: 'first note' over the data of 'a panel'",        # the notes lie on the line
+        "crowded.png: 'second note' over the data of 'a panel'"]
 
 
 def test_a_figure_wider_than_the_column_shrinks_with_its_text(tmp_path, monkeypatch):

@@ -49,6 +49,8 @@ def test_a_marker_that_reads_nothing_is_an_error_naming_it():
 
 def test_render_and_check_from_the_command_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(numbers, "project_root", lambda: tmp_path)
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "references.md").write_text('<span id="anyscale"></span>')
     (tmp_path / "figures" / "gpu").mkdir(parents=True)
     (tmp_path / "figures" / "gpu" / "run.json").write_text('{"step_ms": 3.0512}')
     page = tmp_path / "page.md"
@@ -83,3 +85,40 @@ def test_a_number_given_by_name_is_read_from_its_definition():
         "line 1: wrote '4.8', figures/gpu/07_throughput_vs_spread.json gives '4.89'"]
     assert differences("<!--m nowhere-->1<!--/m-->") == [
         "line 1: the number 'nowhere' is defined nowhere in this file (<!--number nowhere: SIDECAR FORMAT EXPRESSION-->)"]
+
+
+def committed_sidecars(folder):
+    return [p for p in sorted((project_root() / "figures" / folder).glob("*.json"))
+            if not p.stem.endswith("_claims") and not p.stem.startswith("demo")]
+
+
+@pytest.mark.parametrize("folder", ["cpu", "simulated"])
+def test_each_figure_comes_from_the_run_its_notebooks_saved_output_shows(folder):
+    """One run, one set of numbers: a notebook's saved output names the run (its id
+    and commit) that drew the figures and wrote the sidecars the book quotes."""
+    import json
+
+    for path in committed_sidecars(folder):
+        run = json.loads(path.read_text()).get("run", {})
+        assert run.get("run_id") and run.get("commit"), f"{path.name}: no run id or commit"
+        [notebook] = (project_root() / "notebooks").glob(f"{path.stem[:2]}_*.ipynb")     # figures start with its number
+        cells = json.loads(notebook.read_text())["cells"]
+        said = "".join("".join(out.get("text", "")) for cell in cells for out in cell.get("outputs", []))
+        assert f"run {run['run_id']} at commit {run['commit']}" in said, \
+            f"{path.name} comes from run {run['run_id']}, which {notebook.name}'s saved output does not show"
+
+
+def test_the_demo_s_saved_output_and_its_sidecar_are_one_run():
+    import json
+
+    stages = json.loads((project_root() / "figures" / "cpu" / "demo_schedules.json").read_text())["stages"]
+    output = (project_root() / "figures" / "cpu" / "demo_output.txt").read_text()
+    assert f"static batching: {stages['static']['steps']} forward steps instead of {stages['single']['steps']}" in output
+
+
+def test_a_file_declares_its_inputs_and_citations_once():
+    text = ("a 40 GB GPU holds 26 GB of weights; paged ran 23x; it took 3.05 ms\n\n"
+            "<!--inputs: 40 GB; 26 GB-->\n<!--cited anyscale: 23x-->")
+    assert unsourced(text) == ["line 1: 3.05 ms"]
+    assert unknown_citations(text.replace("anyscale:", "elsewhere:")) == [
+        "line 4: '23x' cites 'elsewhere', which lessons/references.md does not define"]

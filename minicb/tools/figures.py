@@ -7,7 +7,7 @@ CPU-scale run or a rehearsal (``minicb.tools.scale``) writes the git-ignored
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
 CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
 A simulated figure (``save_simulated_figure``: the cost model's predictions,
-on a GPU no one ran) never goes among them: ``make figures-simulated``
+on a GPU no one ran) never goes among them: ``make figures-cpu``
 writes those into ``figures/simulated/``, marked as predictions on the
 figure and in the sidecar.
 """
@@ -22,7 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
 from matplotlib.text import Text
 from PIL import Image
 
@@ -77,7 +80,8 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     dtype, workload, ...). Returns the PNG's path."""
     out = figure_dir()
     env = dict(**environment(), machine=machine(), scale=SCALE_NAMES[run_scale().name])
-    png, legibility = stamped_png(fig, out / f"{name}.png", stamp(env, meta))
+    png, legibility = stamped_png(fig, out / f"{name}.png", stamp(env, meta),
+                                  header=f"{env['machine']}, {env['scale']}")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
     sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
@@ -89,10 +93,10 @@ def save_figure(fig, name: str, meta: dict) -> Path:
 def save_claims() -> Path | None:
     """NOTEBOOK_claims.json beside the figures: every claim about time this run has
     judged so far, with its verdict (a failed one too, before it stops the notebook)."""
-    if "notebook" not in RUNNING:
+    if "run_id" not in RUNNING:
         return None
-    path = figure_dir() / f"{RUNNING['notebook']}_claims.json"
-    record = dict(notebook=RUNNING["notebook"], run_id=RUNNING.get("run_id"), commit=RUNNING.get("commit"),
+    path = figure_dir() / f"{RUNNING.get('notebook', 'run-' + RUNNING['run_id'])}_claims.json"
+    record = dict(notebook=RUNNING.get("notebook"), run_id=RUNNING.get("run_id"), commit=RUNNING.get("commit"),
                   machine=machine(), scale=SCALE_NAMES[run_scale().name], claims=RUNNING.get("claims", []))
     path.write_text(json.dumps(record, indent=2, default=str) + "\n")
     return path
@@ -119,6 +123,7 @@ def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str 
                    hardware=[dataclasses.asdict(g) for g in gpus] if len(gpus) > 1 else dataclasses.asdict(gpus[0]),
                    model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
+    sidecar.setdefault("run", dict(RUNNING))           # the run this prediction came from
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
 
@@ -129,7 +134,8 @@ def redraw_figure(fig, sidecar: dict, folder: Path, why: str) -> Path:
     redrawn and why added. Nothing is measured again."""
     name, today = Path(sidecar["figure"]).stem, datetime.date.today().isoformat()
     line = f"{stamp(sidecar, sidecar)} | redrawn {today}"
-    png, legibility = stamped_png(fig, Path(folder) / f"{name}.png", line)
+    png, legibility = stamped_png(fig, Path(folder) / f"{name}.png", line,
+                                  header=f"{sidecar['machine']}, {sidecar['scale']}")
     sidecar = dict(sidecar, **legibility, redrawn=dict(date=today, why=why))
     (Path(folder) / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
@@ -151,10 +157,15 @@ DPI = 120
 COLUMN_PX = 910
 SMALLEST_LABEL_PX = 9
 STAMP_POINTS = 7.5
+HEADER_POINTS = 10
+# The smallest letters a reader should have to read: a lowercase x this many pixels
+# tall in the book's column (about 9 px type in a common sans-serif).
+SMALLEST_LETTER_PX = 4.5
 
 
-def stamped_png(fig, png: Path, line: str) -> tuple[Path, dict]:
-    """Save ``fig`` with ``line`` under everything drawn; say how its text reads."""
+def stamped_png(fig, png: Path, line: str, header: str | None = None) -> tuple[Path, dict]:
+    """Save ``fig`` with ``line`` under everything drawn, and ``header`` (the machine
+    and scale) above it, where a reader looks first; say how its text reads."""
     if fig.legends:
         # Cropping the PNG to what is drawn moves a legend placed on the figure, onto
         # whatever lies below it; one placed on an axes stays where it was drawn.
@@ -164,19 +175,84 @@ def stamped_png(fig, png: Path, line: str) -> tuple[Path, dict]:
     drawn = fig.get_tightbbox()                 # in inches: the stamp goes below everything drawn
     fig.text(drawn.x0 / fig.get_figwidth(), (drawn.y0 - 0.05) / fig.get_figheight(), line,
              fontsize=STAMP_POINTS, color="0.35", ha="left", va="top")
+    if header:
+        fig.text(drawn.x0 / fig.get_figwidth(), (drawn.y1 + 0.05) / fig.get_figheight(), header,
+                 fontsize=HEADER_POINTS, fontweight="bold", ha="left", va="bottom")
     fig.savefig(png, dpi=DPI, bbox_inches="tight")
     return png, legibility(fig, png)
 
 
 def legibility(fig, png: Path) -> dict:
-    """The smallest text on the figure in pixels of its PNG, that text's height
-    once the book's column shrinks the PNG, and every pair of texts that overlap."""
+    """The smallest text on the figure in pixels of its PNG, that text's size and
+    the height of its lowercase letters once the book's column shrinks the PNG, every
+    pair of texts that overlap, and every legend or text drawn over plotted data."""
     texts = drawn_texts(fig)
-    smallest = min((t.get_fontsize() for t in texts), default=0) * DPI / 72
     width = Image.open(png).size[0]
+    shrink = min(1, COLUMN_PX / width)
+    smallest = min((t.get_fontsize() for t in texts), default=0) * DPI / 72
+    letters = min((t.get_fontsize() * DPI / 72 * x_height(t) for t in texts), default=0)
     return dict(smallest_text_px=round(smallest, 1), width_px=width,
-                smallest_text_in_book_px=round(smallest * min(1, COLUMN_PX / width), 1),
-                overlapping_text=overlapping(texts, fig), outside_png=outside(texts, fig))
+                smallest_text_in_book_px=round(smallest * shrink, 1),
+                smallest_letters_in_book_px=round(letters * shrink, 1),
+                overlapping_text=overlapping(texts, fig), outside_png=outside(texts, fig),
+                over_data=over_data(texts, fig))
+
+
+def x_height(text) -> float:
+    """The height of a lowercase x over the font's size, from the metrics of the font
+    the text is drawn in (its OS/2 table); half the size where the font has none."""
+    path = font_manager.findfont(text.get_fontproperties())
+    if path not in X_HEIGHTS:
+        font = FT2Font(path)
+        table = font.get_sfnt_table("OS/2") or {}
+        X_HEIGHTS[path] = (table.get("sxHeight", 0) / font.units_per_EM) or 0.5
+    return X_HEIGHTS[path]
+
+
+X_HEIGHTS: dict[str, float] = {}
+
+
+def over_data(texts, fig) -> list[str]:
+    """Legends and texts inside an axes that cover what it plots: a line's points
+    or the stretch between two, a marker, a bar, an image."""
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        data = plotted_points(ax)
+        if not len(data):
+            continue
+        legend = ax.get_legend()
+        covers = [("the legend", legend.get_window_extent(renderer))] if legend is not None else []
+        covers += [(repr(t.get_text()), t.get_window_extent(renderer)) for t in ax.texts if t in texts]
+        for name, box in covers:
+            inside = (data[:, 0] > box.x0) & (data[:, 0] < box.x1) & (data[:, 1] > box.y0) & (data[:, 1] < box.y1)
+            if inside.any():
+                found.append(f"{name} over the data of {ax.get_title() or 'a panel'!r}")
+    return found
+
+
+def plotted_points(ax) -> np.ndarray:
+    """Display points that stand for what an axes plots: each line densely sampled
+    between its points, each bar's and image's corners and centre."""
+    points = []
+    for line in ax.get_lines():
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) > 1 and line.get_linestyle() not in ("None", "", " "):
+            t = np.linspace(0, 1, 24)[:, None]
+            xy = np.concatenate([a + t * (b - a) for a, b in zip(xy, xy[1:])])
+        points.append(xy)
+    for artist in [*ax.patches, *ax.images]:
+        if artist.get_visible():
+            box = artist.get_window_extent(ax.figure.canvas.get_renderer())
+            if box.width > 1 and box.height > 1:
+                points.append(np.array([[box.x0, box.y0], [box.x1, box.y1], [box.x0, box.y1],
+                                        [box.x1, box.y0], [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]]))
+    for collection in ax.collections:
+        offsets = collection.get_offsets()
+        if len(offsets):
+            points.append(collection.get_offset_transform().transform(np.asarray(offsets, dtype=float)))
+    return np.concatenate(points) if points else np.empty((0, 2))
 
 
 def drawn_texts(fig) -> list:
@@ -224,7 +300,9 @@ def layout_problems(meta: dict) -> list[str]:
     problems = []
     if meta["smallest_text_in_book_px"] < SMALLEST_LABEL_PX:
         problems.append(f"its smallest text shows {meta['smallest_text_in_book_px']} px tall in the book")
-    return problems + meta["overlapping_text"] + meta.get("outside_png", [])
+    if meta.get("smallest_letters_in_book_px", SMALLEST_LETTER_PX) < SMALLEST_LETTER_PX:
+        problems.append(f"its smallest letters are {meta['smallest_letters_in_book_px']} px tall in the book")
+    return problems + meta["overlapping_text"] + meta.get("outside_png", []) + meta.get("over_data", [])
 
 
 def overlapping(texts, fig) -> list[str]:

@@ -78,7 +78,7 @@ GPU_TESTS = ["tests/test_kernels.py", "tests/test_fused_kernels.py", "tests/test
              "tests/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
 
 # Notebooks a GPU run leaves out: they run no model, so they draw the same on any
-# machine (the simulated executor's predictions, made with `make figures-simulated`).
+# machine (the simulated executor's predictions, made with `make figures-cpu`).
 SAME_ON_ANY_MACHINE = ("11_simulated",)
 
 PARTS = [

@@ -26,22 +26,26 @@ import argparse
 import json
 import math
 import re
+import statistics
 import sys
 from pathlib import Path
 
+from ..llm import LLM
 from .scale import project_root
-from .workload import synthetic_workload
+from .workload import preset_workload, synthetic_workload
 
 MARKED = re.compile(r"<!--m (?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
 OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>.*?)\n```", re.S)
+# Numbers a file declares, once, as inputs or as published figures with their reference.
+DECLARED_LIST = re.compile(r"<!--(?:inputs|cited [\w-]+): (?P<numbers>.*?)-->", re.S)
 # A number's source, defined once and named, for markers that give only the name.
 DEFINED = re.compile(r"<!--number (?P<name>[\w-]+): (?P<spec>.+?)-->", re.S)
-DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[^>]*?))?-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
+DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[\w-]+))?-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
 # What reads as a measured number: digits with a unit of time, rate, bytes, a ratio
 # or a share (1.44x, 3.05 ms, 5,891 tokens per second, 2.47 GB, 77%).
 MEASURED_LOOKING = re.compile(
-    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×%]|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
+    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×](?!\s*\d)|%|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
     r"[KMGT]i?B(?:/s)?\b|tok/s\b|tokens? (?:per|a) second\b|requests? (?:per|a) second\b|times\b))")
 BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() / "lessons").glob("*.md")),
               "notebooks/answers.md"]
@@ -66,7 +70,8 @@ def value_of(source: str, spec: str, expression: str) -> str:
     data, expression = sidecar(source), " ".join(expression.split())     # it may wrap lines
     names = {k: v for k, v in data.items() if k.isidentifier()}
     try:
-        value = eval(expression, {"__builtins__": NAMES}, dict(names, sidecar=data))
+        # The sidecar's keys as globals: a generator expression inside sees them too.
+        value = eval(expression, {"__builtins__": NAMES, **names, "sidecar": data})
     except Exception as error:         # a key that is not there, a typo in the expression
         raise ValueError(f"{source}: {expression!r} cannot be read: {type(error).__name__}: {error}") from None
     if isinstance(value, float) and not math.isfinite(value):
@@ -79,12 +84,41 @@ def static_row_steps(workload: dict, batch_size: int, bucketed: bool = False) ->
     notebook asserts its run counted the same): ``wasted``, computed for a request
     that had already finished, of ``total``. A batch decodes until its longest
     request's last token; the first token of each comes from the prefill."""
-    lengths = synthetic_workload(workload["num_requests"], tuple(workload["prompt_len"]),
-                                 tuple(workload["output_len"]), seed=workload["seed"]).output_lens
+    lengths = synthetic_workload(workload["num_requests"], as_length(workload["prompt_len"]),
+                                 as_length(workload["output_len"]), seed=workload["seed"]).output_lens
     lengths = sorted(lengths) if bucketed else lengths
     batches = [lengths[i:i + batch_size] for i in range(0, len(lengths), batch_size)]
     return dict(wasted=sum(max(b) - n for b in batches for n in b),
                 total=sum((max(b) - 1) * len(b) for b in batches))
+
+
+def replayed(model: dict, workload: dict, options: dict, engine: str) -> dict:
+    """A stage's run of a sidecar's preset workload, replayed on the simulated
+    executor, which takes the real engine's steps (tests/test_simulated.py): its
+    counts (steps, occupancy, ...) are the run's, whatever machine ran it. Times
+    are not: they are a prediction, and no marker quotes them from here."""
+    key = json.dumps([model, workload, options, engine], sort_keys=True, default=str)
+    if key not in REPLAYED:
+        if "name" in workload:
+            work = preset_workload(workload["name"], num_requests=workload["num_requests"], cap=workload["cap"],
+                                   scale=workload["scale"], seed=workload["seed"])
+        else:
+            work = synthetic_workload(workload["num_requests"], as_length(workload["prompt_len"]),
+                                      as_length(workload["output_len"]), seed=workload["seed"])
+        settings = {k: v for k, v in options.items() if k != "dtype"}
+        shape = f"tiny-{model['arch']}" if model["shape"] == "tiny" else model["shape"]
+        llm = LLM(shape, engine=engine, executor="simulated", **settings)
+        llm.generate(work.prompts, work.params)
+        REPLAYED[key] = llm.last_run.summary()
+    return REPLAYED[key]
+
+
+REPLAYED: dict[str, dict] = {}
+
+
+def as_length(spec):
+    """A length as a sidecar keeps it (JSON has lists, not tuples) as workloads take it."""
+    return tuple(spec) if isinstance(spec, list) else spec
 
 
 def row(rows: list, **match) -> dict:
@@ -96,8 +130,8 @@ def row(rows: list, **match) -> dict:
 
 
 # What an expression may call: a few builtins, and the helpers above.
-NAMES = {f.__name__: f for f in (min, max, sum, len, abs, round, sorted, int, float, next,
-                                 static_row_steps, row)}
+NAMES = {f.__name__: f for f in (min, max, sum, len, abs, round, sorted, int, float, next, dict,
+                                 statistics.median, static_row_steps, row, replayed)}
 
 
 def source_of(spec: str, text: str) -> tuple[str, str, str]:
@@ -131,7 +165,7 @@ def rendered(text: str) -> str:
 def saved_output(source: str) -> str:
     path = project_root() / "figures" / source
     try:
-        return path.read_text().rstrip("\n")
+        return path.read_text().strip("\n")
     except OSError as error:
         raise ValueError(f"no saved output figures/{source} ({error.strerror})") from None
 
@@ -159,22 +193,28 @@ def misplaced(text: str) -> list[str]:
     """Markers that begin a line: markdown would take such a line for a block of
     HTML, and the paragraph around it would break. A word goes before it."""
     return [f"line {n}: a marker begins the line" for n, line in enumerate(text.splitlines(), 1)
-            if re.match(r"\s*<!--(m |/m|input|/input|cited|/cited)", line)]
+            if re.match(r"\s*<!--(m |/m-->|input-->|/input-->|cited [\w-]+-->|/cited-->)", line)]
 
 
 def unknown_citations(text: str) -> list[str]:
     """Cited numbers whose label is not a reference of the references chapter."""
     labels = set(re.findall(r'<span id="([^"]+)"></span>', (project_root() / "lessons" / "references.md").read_text()))
-    return [f"line {line_of(text, m.start())}: {m['value']!r} cites {m['what']!r}, which "
-            f"lessons/references.md does not define" for m in DECLARED.finditer(text)
-            if m["kind"] == "cited" and (m["what"] or "").strip() not in labels]
+    cited = [(m.start(), m["value"], (m["what"] or "").strip()) for m in DECLARED.finditer(text) if m["kind"] == "cited"]
+    cited += [(m.start(), m["numbers"], m["label"]) for m in re.finditer(
+        r"<!--cited (?P<label>[\w-]+): (?P<numbers>.*?)-->", text, re.S)]
+    return [f"line {line_of(text, start)}: {value!r} cites {label!r}, which lessons/references.md "
+            "does not define" for start, value, label in sorted(cited) if label not in labels]
 
 
 def unsourced(text: str) -> list[str]:
     """Numbers that look measured, in prose (not code, nor a marked or declared
-    number, nor a figure's alt text or link), with no source: "line N: 1.44x"."""
+    number, nor a figure's alt text or link), with no source: "line N: 1.44x".
+    A file may declare, once, the numbers in it that are inputs or published
+    figures: <!--inputs: 40 GB; 800 KiB--> or <!--cited anyscale: 23x; 8x-->."""
+    declared = {n.strip() for m in DECLARED_LIST.finditer(text) for n in m["numbers"].split(";")}
     prose = blanked(text)
-    return [f"line {line_of(text, m.start())}: {m.group(0)}" for m in MEASURED_LOOKING.finditer(prose)]
+    return [f"line {line_of(text, m.start())}: {m.group(0)}" for m in MEASURED_LOOKING.finditer(prose)
+            if m.group(0) not in declared]
 
 
 def blanked(text: str) -> str:

@@ -1,6 +1,7 @@
 """Plots drawn from real runs, shared by the demo and the notebooks."""
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 
 # ANCHOR: occupancy
@@ -16,6 +17,7 @@ def plot_occupancy(run, title, ax=None):
               interpolation="nearest")
     ax.set_xlabel("decode step")
     ax.set_ylabel("batch row")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))     # a row is a whole row
     for step in batch_starts(run)[1:]:
         ax.axvline(step - 0.5, color="black", linewidth=1)
     wasted = int((grid == 0).sum())
@@ -67,12 +69,17 @@ def plot_decode_roofline(measurements: dict, context: int):
         plain = measurements[f"{shape} | paged"]
         batches = [r["batch"] for r in plain]
         ax.plot(batches, [r["step_ms"] for r in plain], "o-", label="decode step, stage 5")
-        for key, rows in measurements.items():      # the other modes: async scheduling, fused ops
-            if key.startswith(f"{shape} | paged, "):
-                mode = key.removeprefix(f"{shape} | paged, ")
-                ax.plot(batches, [r["step_ms"] for r in rows], "o-", label=f"decode step, {mode}")
+        # The other modes (async scheduling, fused ops) can lie on top of each other: each
+        # gets its own marker and dash, and open markers, so that one never hides another.
+        others = [key for key in measurements if key.startswith(f"{shape} | paged, ")]
+        styles = [("s", "--", "tab:orange"), ("D", "-.", "tab:green"), ("v", ":", "tab:purple"),
+                  ("P", "--", "tab:olive")]
+        for key, (marker, dash, color) in zip(others, styles):
+            mode = key.removeprefix(f"{shape} | paged, ")
+            ax.plot(batches, [r["step_ms"] for r in measurements[key]], marker=marker, linestyle=dash,
+                    color=color, markerfacecolor="none", label=f"decode step, {mode}")
         ax.plot(batches, [r["roofline_ms"] for r in plain], "k--", label="(weights + K/V) / copy bandwidth")
-        ax.plot(batches, [r["forward_ms"] for r in plain], "^-", color="tab:blue", label="forward pass on the device")
+        ax.plot(batches, [r["forward_ms"] for r in plain], "^-", color="tab:cyan", label="forward pass on the device")
         ax.plot(batches, [r["host_ms"] for r in plain], "s:", color="tab:red", label="host: schedule + inputs")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

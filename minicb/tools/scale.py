@@ -121,9 +121,7 @@ class Scale:
         else:
             sizes = dict(table[self.name])
         RUNNING.clear()
-        RUNNING.update(notebook=notebook, run_id=uuid.uuid4().hex[:8], commit=current_commit(), sizes=sizes)
-        # In the notebook's output: the figures and sidecars of this run say the same.
-        print(f"run {RUNNING['run_id']} of {notebook} at commit {RUNNING['commit']}")
+        RUNNING.update(notebook=notebook, **this_run(), sizes=sizes)
         return sizes
 
     def model(self, shape: str = "llama-3.2-1b") -> dict:
@@ -202,6 +200,19 @@ class Scale:
         return f"{what} | {where} | {self.dtype}"
 
 
+def this_run() -> dict:
+    """This process's run: an id and the commit its code comes from, made once and
+    printed then, so that a notebook's output names the run that its figures' sidecars
+    record (each sidecar keeps them under "run")."""
+    if not THIS_RUN:
+        THIS_RUN.update(run_id=uuid.uuid4().hex[:8], commit=current_commit())
+        print(f"run {THIS_RUN['run_id']} at commit {THIS_RUN['commit']}")
+    return dict(THIS_RUN)
+
+
+THIS_RUN: dict = {}
+
+
 def current_commit() -> str:
     """The commit the code comes from, with "+changes" where minicb's code differs
     from it: MINICB_COMMIT where the checkout has no git (a GPU machine's copy)."""
@@ -258,6 +269,7 @@ def run_scale() -> Scale:
     full on a GPU and cpu without one."""
     if CPU_USE_AT_START[0] is None:          # what other processes do from here on: time claims ask
         CPU_USE_AT_START[0] = CpuUse.now()
+    RUNNING.update(this_run())
     name = os.environ.get("MINICB_SCALE") or ("full" if torch.cuda.is_available() else "cpu")
     if name not in ("cpu", "full", "rehearsal"):
         raise ValueError(f"MINICB_SCALE={name!r}: choose cpu, full or rehearsal")
