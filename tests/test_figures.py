@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minicb.tools import figures  # noqa: E402
+from minicb.tools import figures, scale  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -24,9 +24,15 @@ def draw():
     return fig
 
 
+
+def figures_at(root, monkeypatch, full_scale):
+    """Figures saved under ``root``, at full scale or not."""
+    for module in (figures, scale):
+        monkeypatch.setattr(module, "project_root", lambda: root)
+    monkeypatch.setattr(scale, "full_scale", lambda: full_scale)
+
 def test_cpu_scale_figures_go_to_scratch_with_a_sidecar(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    figures_at(tmp_path, monkeypatch, full_scale=False)
     png = figures.save_figure(draw(), "example", dict(model="tiny", workload=dict(n=3)))
     assert png == tmp_path / "scratch" / "figures" / "example.png" and png.is_file()
     sidecar = json.loads(png.with_suffix(".json").read_text())
@@ -38,8 +44,7 @@ def test_cpu_scale_figures_go_to_scratch_with_a_sidecar(tmp_path, monkeypatch):
 
 def test_a_sidecar_says_which_executor_each_stage_ran_on(tmp_path, monkeypatch, llama):
     from minicb import LLM
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    figures_at(tmp_path, monkeypatch, full_scale=False)
     monkeypatch.setattr("minicb.executors.BUILT", {})
     LLM(llama, engine="static")
     LLM(llama, engine="paged", attention_backend="reference")
@@ -50,8 +55,7 @@ def test_a_sidecar_says_which_executor_each_stage_ran_on(tmp_path, monkeypatch, 
 
 
 def test_the_figure_itself_names_its_machine_model_and_scale(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    figures_at(tmp_path, monkeypatch, full_scale=False)
     fig = draw()
     figures.save_figure(fig, "example", dict(model=dict(arch="llama", shape="tiny", dtype="float32")))
     line, header = [t.get_text() for t in fig.texts]
@@ -82,8 +86,7 @@ def test_a_legend_over_the_data_and_letters_too_small_are_refused(tmp_path, monk
 
 
 def test_make_figures_cpu_writes_the_committed_cpu_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: False)
+    figures_at(tmp_path, monkeypatch, full_scale=False)
     monkeypatch.setenv("MINICB_FIGURES_DIR", "figures/cpu")
     png = figures.save_figure(draw(), "example", {})
     assert png == tmp_path / "figures" / "cpu" / "example.png"
@@ -92,15 +95,13 @@ def test_make_figures_cpu_writes_the_committed_cpu_folder(tmp_path, monkeypatch)
 
 
 def test_full_scale_figures_go_to_figures_gpu(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: True)
+    figures_at(tmp_path, monkeypatch, full_scale=True)
     png = figures.save_figure(draw(), "example", {})
     assert png == tmp_path / "figures" / "gpu" / "example.png" and png.is_file()
 
 
 def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "project_root", lambda: tmp_path)
-    monkeypatch.setattr(figures, "full_scale", lambda: True)
+    figures_at(tmp_path, monkeypatch, full_scale=True)
     monkeypatch.setattr(figures, "environment", lambda: dict(gpu="NVIDIA H100", cpu="x86_64", torch="2",
                                                              triton="3", transformers="5", date="2026-01-01"))
     folder = tmp_path / "figures" / "gpu"

@@ -32,33 +32,12 @@ from PIL import Image
 from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from .plots import plot_decode_roofline
-from .scale import RUNNING, project_root, run_scale
+from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale
 
 
 # When the notebook imported this module: each sidecar says how long the run had taken
 # by the time its figure was saved, which is what sizing the next full-scale run needs.
 STARTED = time.perf_counter()
-
-
-def full_scale() -> bool:
-    return run_scale().name == "full"
-
-
-def figure_dir() -> Path:
-    if "MINICB_FIGURES_DIR" in os.environ:
-        path = project_root() / os.environ["MINICB_FIGURES_DIR"]
-    else:
-        path = project_root() / ("figures/gpu" if full_scale() else "scratch/figures")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def machine() -> str:
-    """The GPU, or the CPU with its cores and torch's threads: what a figure's numbers depend on."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name()
-    return f"CPU {platform.processor() or platform.machine()}, {os.cpu_count()} cores, " \
-           f"{torch.get_num_threads()} torch threads"
 
 
 def environment() -> dict:
@@ -88,18 +67,6 @@ def save_figure(fig, name: str, meta: dict) -> Path:
     sidecar.setdefault("executors", executors.built())  # what each stage's engines ran on
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
-
-
-def save_claims() -> Path | None:
-    """NOTEBOOK_claims.json beside the figures: every claim about time this run has
-    judged so far, with its verdict (a failed one too, before it stops the notebook)."""
-    if "run_id" not in RUNNING:
-        return None
-    path = figure_dir() / f"{RUNNING.get('notebook', 'run-' + RUNNING['run_id'])}_claims.json"
-    record = dict(notebook=RUNNING.get("notebook"), run_id=RUNNING.get("run_id"), commit=RUNNING.get("commit"),
-                  machine=machine(), scale=SCALE_NAMES[run_scale().name], claims=RUNNING.get("claims", []))
-    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
-    return path
 
 
 def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str | list[str],
@@ -354,9 +321,6 @@ def simulated_sidecar_problems(folder) -> list[str]:
         if meta.get("simulated") is not True or not {"profile", "hardware", "model"} <= set(meta):
             problems.append(f"{png.name}: no sidecar marking it simulated, with its profile, GPU and model")
     return problems
-
-
-SCALE_NAMES = {"full": "full scale", "cpu": "CPU scale", "rehearsal": "rehearsal (CPU, tiny model)"}
 
 
 def stamp(env: dict, meta: dict) -> str:

@@ -14,6 +14,7 @@ A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 ``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
 GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
 """
+import json
 import math
 import os
 import platform
@@ -180,7 +181,6 @@ class Scale:
         RUNNING.setdefault("claims", []).append(dict(claim=str(what), op=op, left=verdict.left, right=verdict.right,
                                                      margin=verdict.margin, holds=verdict.holds,
                                                      reason=verdict.reason))
-        from .figures import save_claims      # figures imports this module
         save_claims()
         if verdict.holds is False and self.name != "rehearsal":
             raise AssertionError(f"time claim {text}")
@@ -280,3 +280,39 @@ def run_scale() -> Scale:
     properties = torch.cuda.get_device_properties(0)
     dtype = "bfloat16" if torch.cuda.get_device_capability(0) >= (8, 0) else "float16"
     return Scale("full", "cuda", dtype, properties.name, properties.total_memory)
+
+
+SCALE_NAMES = {"full": "full scale", "cpu": "CPU scale", "rehearsal": "rehearsal (CPU, tiny model)"}
+
+
+def full_scale() -> bool:
+    return run_scale().name == "full"
+
+
+def figure_dir() -> Path:
+    if "MINICB_FIGURES_DIR" in os.environ:
+        path = project_root() / os.environ["MINICB_FIGURES_DIR"]
+    else:
+        path = project_root() / ("figures/gpu" if full_scale() else "scratch/figures")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def machine() -> str:
+    """The GPU, or the CPU with its cores and torch's threads: what a figure's numbers depend on."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    return f"CPU {platform.processor() or platform.machine()}, {os.cpu_count()} cores, " \
+           f"{torch.get_num_threads()} torch threads"
+
+
+def save_claims() -> Path | None:
+    """NOTEBOOK_claims.json beside the figures: every claim about time this run has
+    judged so far, with its verdict (a failed one too, before it stops the notebook)."""
+    if "run_id" not in RUNNING:
+        return None
+    path = figure_dir() / f"{RUNNING.get('notebook', 'run-' + RUNNING['run_id'])}_claims.json"
+    record = dict(notebook=RUNNING.get("notebook"), run_id=RUNNING.get("run_id"), commit=RUNNING.get("commit"),
+                  machine=machine(), scale=SCALE_NAMES[run_scale().name], claims=RUNNING.get("claims", []))
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return path
