@@ -33,18 +33,6 @@ def test_generate_matches_the_python_api(llama):
     assert out.startswith(f"Hi there{expected.text}\n[6 tokens, stopped at --max-tokens, "), out
 
 
-def test_demo_prints_real_answers_from_every_stage_and_a_figure(smollm2):
-    out = run("demo", "--max-batch-size", "3", "--max-tokens", "12")
-    assert "Q: What is the capital of France?\nA: The capital of France is Paris." in out
-    assert "Every stage (single, static, dynamic, continuous, paged) gave exactly these tokens" in out
-    rows = [line.split() for line in out.splitlines()]
-    table = {r[0]: r for r in rows if len(r) > 2 and r[1].isdigit() and r[2].isdigit()}
-    assert set(table) == {"single", "static", "dynamic", "continuous", "paged"}
-    assert {r[1] for r in table.values()} == {"8"}                      # requests
-    assert len({r[2] for r in table.values()}) == 1                      # the same generated tokens
-    assert "figure: " in out and "demo_schedules.png" in out
-
-
 def test_chat_streams_answers_in_the_chat_template(smollm2):
     result = subprocess.run([sys.executable, "-m", "minicb", "chat", "--max-tokens", "8"], capture_output=True,
                             text=True, timeout=300, input="What is the capital of France?\nAnd of Italy?\n")

@@ -53,6 +53,16 @@ def test_each_readme_command_works_as_written(argv, smollm2):
         prompt = argv[argv.index("--prompt") + 1]
         assert result.stdout.startswith(prompt) and "\n[" in result.stdout \
             and " tokens, " in result.stdout, result.stdout
+    if argv[3] == "demo":                    # real answers, every stage's same tokens, the figure
+        out = result.stdout
+        assert "Q: What is the capital of France?\nA: The capital of France is Paris." in out, out
+        assert "Every stage (single, static, dynamic, continuous, paged) gave exactly these tokens" in out
+        rows = [line.split() for line in out.splitlines()]
+        table = {r[0]: r for r in rows if len(r) > 2 and r[1].isdigit() and r[2].isdigit()}
+        assert set(table) == {"single", "static", "dynamic", "continuous", "paged"}, out
+        assert {r[1] for r in table.values()} == {"8"}                   # requests
+        assert len({r[2] for r in table.values()}) == 1                   # the same generated tokens
+        assert "figure: " in out and "demo_schedules.png" in out
     if argv[3] == "bench":
         assert "paged" in result.stdout and "out tok/s" in result.stdout, result.stdout
     if argv[3:] == ["check"]:                # progress: nothing started, nothing failing

@@ -88,7 +88,10 @@ SIZES = {
         rehearsal=dict(context_batch=2)),
     "09_serving": dict(
         cpu=dict(num_prompts=32, scale=1 / 4, max_model_len=512, batch=4, repeats=3),
-        full=dict(num_prompts=64, scale=1.0, max_model_len=2048, batch=32, repeats=3)),
+        full=dict(num_prompts=64, scale=1.0, max_model_len=2048, batch=32, repeats=3),
+        # Four servers at four rates with the full scale's lengths: half the rehearsal's
+        # requests still fill a batch and a half, in half the time.
+        rehearsal=dict(num_prompts=REHEARSAL_REQUESTS // 2)),
     "10_tensor_parallel": dict(
         cpu=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3),
         full=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3)),
