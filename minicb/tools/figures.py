@@ -32,7 +32,7 @@ from PIL import Image
 from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from .plots import plot_decode_roofline
-from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale
+from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
 
 
 # When the notebook imported this module: each sidecar says how long the run had taken
@@ -63,7 +63,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
                                   header=f"{env['machine']}, {env['scale']}")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
-    sidecar.setdefault("run", dict(RUNNING))           # the notebook and its sizes (minicb.tools.scale)
+    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run, the notebook and its sizes (minicb.tools.scale)
     sidecar.setdefault("executors", executors.built())  # what each stage's engines ran on
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
@@ -90,7 +90,7 @@ def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str 
                    hardware=[dataclasses.asdict(g) for g in gpus] if len(gpus) > 1 else dataclasses.asdict(gpus[0]),
                    model=profiles[0] if isinstance(model, str) else profiles,
                    date=datetime.date.today().isoformat(), **legibility, **meta)
-    sidecar.setdefault("run", dict(RUNNING))           # the run this prediction came from
+    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run this prediction came from
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
 

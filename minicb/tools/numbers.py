@@ -52,13 +52,15 @@ BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() 
 
 
 def sidecar(name: str) -> dict:
-    """figures/NAME.json, read once per process."""
+    """figures/NAME.json, read once per process; profiles/NAME is a profile fitted to
+    a GPU run (minicb/profiles/NAME.json, which names that run's commit)."""
     if name not in SIDECARS:
-        path = project_root() / "figures" / f"{name}.json"
+        folder = "minicb" if name.startswith("profiles/") else "figures"
+        path = project_root() / folder / f"{name}.json"
         try:
             SIDECARS[name] = json.loads(path.read_text())
         except OSError as error:
-            raise ValueError(f"no sidecar figures/{name}.json ({error.strerror})") from None
+            raise ValueError(f"no sidecar {folder}/{name}.json ({error.strerror})") from None
     return SIDECARS[name]
 
 
