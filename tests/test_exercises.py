@@ -16,7 +16,7 @@ from minicb import costmodel
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
 from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, check, engine_function,
-                                    load_stub, progress, swapped_in)
+                                    in_order, load_stub, next_exercise, progress, swapped_in)
 
 
 @pytest.mark.parametrize("name", EXERCISES)
@@ -340,6 +340,10 @@ def test_the_command_lists_and_checks(tmp_path):
     assert wrong.stdout.startswith("FAILED chunking (with enable_chunked_prefill=False): step")
     mine = run()                                  # the stubs as they come: nothing started
     assert mine.returncode == 0 and mine.stdout.splitlines()[-1] == f"0 of {len(EXERCISES)} passed, 0 failing"
+    first = in_order()[0]                         # the book's first exercise is next
+    assert mine.stdout.splitlines()[-2].startswith(f"next: {first.name} (chapter {first.chapter}): ")
+    chapters = [int(line.split()[2]) for line in listed.stdout.splitlines()]
+    assert chapters == sorted(chapters)           # --list in the book's order
     unknown = run("chunkin")
     assert unknown.returncode == 2 and "no exercise 'chunkin'; --list names them" in unknown.stderr
 
@@ -363,6 +367,12 @@ def test_progress_names_each_exercise_with_its_state_and_fails_while_a_started_o
     assert lines[-1] == f"1 of {len(EXERCISES)} passed, 1 failing"
     chapters = [int(line.split()[1]) for line in lines[:-1]]
     assert chapters == sorted(chapters)
+    assert next_exercise(lines).startswith("next: chunking (chapter ")      # a failing one first
+    (tmp_path / "chunking.py").write_text(EXERCISES["chunking"].stub.read_text())
+    lines, _ = progress(tmp_path, llama)
+    assert next_exercise(lines).startswith(f"next: {in_order()[1].name} ")   # then the first not started
+    passed = [f"chapter {e.chapter:2d}  {e.name:18s} passed" for e in in_order()]
+    assert next_exercise(passed + [f"{len(passed)} of {len(passed)} passed, 0 failing"]) is None
 
 
 def test_each_chapter_ends_with_its_exercises():

@@ -533,9 +533,27 @@ def tiny_checkpoint() -> str:
     return str(make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0))
 
 
+def in_order() -> list:
+    """The exercises in the book's order: by chapter, then as each chapter lists them."""
+    return sorted(EXERCISES.values(), key=lambda e: e.chapter)
+
+
 def listing() -> list[str]:
-    """One line per exercise: its name, chapter, task and the engine code it replaces."""
-    return [f"{e.name:18s} chapter {e.chapter}  {e.task} ({e.target})" for e in EXERCISES.values()]
+    """One line per exercise, in the book's order: its name, chapter, task and the
+    engine code it replaces."""
+    return [f"{e.name:18s} chapter {e.chapter}  {e.task} ({e.target})" for e in in_order()]
+
+
+def next_exercise(lines: list[str]) -> str | None:
+    """What to do next, from progress's lines: the first failing exercise in the
+    book's order, else the first not started; None when every one has passed."""
+    states = {line.split()[2]: line for line in lines[:-1]}
+    for wanted in ("FAILING", "not started"):
+        for ex in in_order():
+            if wanted in states[ex.name]:
+                return (f"next: {ex.name} (chapter {ex.chapter}): {ex.task}; write it in "
+                        f"notebooks/exercises/{ex.name}.py, then: python -m minicb check {ex.name}")
+    return None
 
 
 # ANCHOR: progress
@@ -544,7 +562,7 @@ def progress(stubs: Path = STUBS, checkpoint=None) -> tuple[list[str], int]:
     raises NotImplementedError), failing (with the first line of why) or passed.
     Also returns how many started exercises fail."""
     lines, failing = [], 0
-    for ex in sorted(EXERCISES.values(), key=lambda e: e.chapter):
+    for ex in in_order():
         try:
             check(ex.name, load_stub(ex, stubs / f"{ex.name}.py"), checkpoint)
             state = "passed"
@@ -573,7 +591,8 @@ def main(args) -> int:
         return 0
     if args.name is None and not args.reference:
         lines, failing = progress()
-        print("\n".join(lines))
+        upcoming = next_exercise(lines)
+        print("\n".join(lines[:-1] + ([upcoming] if upcoming else []) + lines[-1:]))
         return 1 if failing else 0
     names = [args.name] if args.name else list(EXERCISES)
     failed = 0
