@@ -160,6 +160,16 @@ def preempt_to_the_back(self, request):
     self.waiting.append(request)
 
 
+def preempt_uncounted(self, request):
+    """Wrong: the scheduler never counts the preemption (the server's /metrics reads it)."""
+    self.running.remove(request)
+    self.kv.free(request)
+    request.num_computed_tokens = 0
+    request.num_preemptions += 1
+    self.preempted = True
+    self.waiting.appendleft(request)
+
+
 def admission_open_never_resetting(self):
     """Wrong: the count of steps since the last admission never goes back to 0."""
     self.steps_since_admission += 1
@@ -177,6 +187,7 @@ def admission_open_never_resetting(self):
      r"\(\d+, \d+\); the engine's own code gives it \(\d+, \d+\) \(a slot goes in the first hole "
      r"it fits\)"),
     ("preemption", preempt_to_the_back, r"preemption: (step \d+ differs|after step \d+)"),
+    ("preemption", preempt_uncounted, r"preemption: with yours the scheduler counted 0 preemptions"),
     ("admission_trigger", admission_open_never_resetting, r"admission_trigger: step \d+ differs"),
     ("block_allocation", allocate_from_the_back,
      r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "

@@ -378,6 +378,7 @@ class Run:
     steps: list             # (kind, requests run, tokens fed, KV reserved) per step
     preemptions: int
     tables: list = field(default_factory=list)   # stages 4-5: where each request's K/V is, per step
+    counted: int = 0        # preemptions the scheduler counted (the server's /metrics reads it)
 
 
 def run(ex: Exercise, checkpoint, options: dict) -> Run:
@@ -423,7 +424,8 @@ def run(ex: Exercise, checkpoint, options: dict) -> Run:
                {i: r.finish_reason for i, r in requests.items()},
                {i: r.metrics.tpot for i, r in requests.items()},
                [(s.kind, [r for r in s.rows if r is not None], s.num_tokens, s.kv_reserved)
-                for s in steps], sum(r.num_preemptions for r in requests.values()), tables)
+                for s in steps], sum(r.num_preemptions for r in requests.values()), tables,
+               getattr(getattr(engine.stage, "scheduler", None), "num_preemptions", 0))
 
 
 def kv_layout(stage) -> dict | None:
@@ -510,6 +512,10 @@ def compare(name: str, expected: Run, got: Run):
     if expected.preemptions != got.preemptions:
         raise CheckFailed(f"{name}: the engine's own code preempted {expected.preemptions} "
                           f"times; with yours, {got.preemptions}")
+    if expected.counted != got.counted:
+        raise CheckFailed(f"{name}: with yours the scheduler counted {got.counted} preemptions "
+                          f"(its num_preemptions, which the server's /metrics reports); the "
+                          f"requests were preempted {got.preemptions} times")
     for rid, want in expected.tokens.items():
         have = got.tokens[rid]
         if want != have or expected.reasons[rid] != got.reasons[rid]:
