@@ -216,6 +216,33 @@ def judge_ignoring_the_spread(left, op, right, others_cores=None):
     return Verdict(gap > 0, median(left), median(right), spread(left) + spread(right))
 
 
+def judge_with_a_strict_spread(left, op, right, others_cores=None):
+    """Wrong: medians apart by exactly the margin decide the claim (the contract: no more
+    than the margin is not decided)."""
+    return judge_with_boundaries(left, op, right, others_cores, lambda gap, margin: abs(gap) < margin,
+                                 lambda cores: cores > 0.5)
+
+
+def judge_busy_at_the_limit(left, op, right, others_cores=None):
+    """Wrong: a machine exactly at MAX_OTHERS_CORES counts as busy (the contract: over it)."""
+    return judge_with_boundaries(left, op, right, others_cores, lambda gap, margin: abs(gap) <= margin,
+                                 lambda cores: cores >= 0.5)
+
+
+def judge_with_boundaries(left, op, right, others_cores, too_close, busy):
+    from statistics import median
+    from minicb.tools.claims import Verdict, is_bound, samples, spread
+    left, right = samples(left), samples(right)
+    lows, highs = (left, right) if op == "<" else (right, left)
+    margin = spread(lows) + spread(highs)
+    gap = median(highs) - median(lows)
+    repeats = [len(side) for side in (lows, highs) if not is_bound(side)]
+    if min(repeats) < 2 or (others_cores is not None and busy(others_cores)) \
+            or too_close(gap, margin):
+        return Verdict(None, median(left), median(right), margin)
+    return Verdict(gap > 0, median(left), median(right), margin)
+
+
 def percentiles_by_rank(values):
     """Wrong: the nearest rank, not interpolated."""
     ordered = sorted(values) or [float("nan")]
@@ -278,6 +305,10 @@ def kv_budget_of_the_whole_gpu(hw, shape, bytes_per_value, utilization=0.9):
     ("claim_verdict", judge_ignoring_the_spread,
      r"claim_verdict \(within the spread\): yours gives \(True, 1.2, 1.5, 1.2\d*\); the engine's "
      r"own code gives \(None, 1.2, 1.5, 1.2\d*\)"),
+    ("claim_verdict", judge_with_a_strict_spread, r"claim_verdict \(medians apart by exactly the spread\): "
+     r"yours gives \(True, 1.5, 3.5, 2.0\); the engine's own code gives \(None, 1.5, 3.5, 2.0\)"),
+    ("claim_verdict", judge_busy_at_the_limit, r"claim_verdict \(others' cores exactly at the limit\): "
+     r"yours gives \(None, "),
     ("percentiles", percentiles_by_rank, r"percentiles \(two values\): yours gives \{'mean': 2.0, "),
     ("stop_holdback", take_without_holding_back,
      r"stop_holdback \(a stop split across pieces\): yours gives \['abc E', 'N', 'D tail', ''\]; "

@@ -33,7 +33,12 @@ def judge_cases():
              ("one repeat a side", ([1.0], ">", [2.0])),
              ("a busy machine", ([1.0, 1.1], "<", [2.0, 2.1], 1.5)),
              ("against a fixed bound", ([0.8, 0.9, 0.85], "<", 1.0)),
-             ("greater than", ([5.0, 5.5, 5.2], ">", [1.0, 1.5, 1.2]))]
+             ("greater than", ([5.0, 5.5, 5.2], ">", [1.0, 1.5, 1.2])),
+             # The contract's two boundaries, met exactly (every value exact in binary): a
+             # gap no larger than the margin is not decided; a machine is busy only over
+             # MAX_OTHERS_CORES.
+             ("medians apart by exactly the spread", ([1.0, 2.0], "<", [3.0, 4.0])),
+             ("others' cores exactly at the limit", ([1.0, 1.1], "<", [2.0, 2.1], 0.5))]
     return [(label, lambda args=args: judge(*args), outcome) for label, args in cases]
 
 
