@@ -98,6 +98,18 @@ def attend_block_without_rescaling(q, k, v, visible, m_i, l_i, acc, scale, PRECI
 
 
 @triton.jit
+def attend_block_without_the_guard(q, k, v, visible, m_i, l_i, acc, scale, PRECISION: tl.constexpr):
+    """Wrong: a row that has seen no visible key subtracts a max of -inf, and gets nan."""
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    s = tl.where(visible, s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    p = tl.exp(s - m_new[:, None])
+    alpha = tl.exp(m_i - m_new)
+    return m_new, l_i * alpha + tl.sum(p, 1), acc * alpha[:, None] + tl.dot(
+        p.to(v.dtype), v, input_precision=PRECISION)
+
+
+@triton.jit
 def key_rows_ignoring_the_table(BLOCK_TABLE, keys, block_size, context_len):
     """Wrong: as if the sequence's blocks were the pool's first, in order."""
     return keys
@@ -170,6 +182,16 @@ def preempt_uncounted(self, request):
     self.waiting.appendleft(request)
 
 
+def preempt_unmarked(self, request):
+    """Wrong: the scheduler is never told that this step preempted (self.preempted)."""
+    self.running.remove(request)
+    self.kv.free(request)
+    request.num_computed_tokens = 0
+    request.num_preemptions += 1
+    self.num_preemptions += 1
+    self.waiting.appendleft(request)
+
+
 def admission_open_never_resetting(self):
     """Wrong: the count of steps since the last admission never goes back to 0."""
     self.steps_since_admission += 1
@@ -186,8 +208,10 @@ def admission_open_never_resetting(self):
     ("first_fit", last_fit, r"first_fit: after step \d+, request \d+ holds cache rows \[start, stop\) "
      r"\(\d+, \d+\); the engine's own code gives it \(\d+, \d+\) \(a slot goes in the first hole "
      r"it fits\)"),
-    ("preemption", preempt_to_the_back, r"preemption: (step \d+ differs|after step \d+)"),
-    ("preemption", preempt_uncounted, r"preemption: with yours the scheduler counted 0 preemptions"),
+    ("preemption", preempt_to_the_back, r"preemption( \(with [^)]*\))?: (step \d+ differs|after step \d+)"),
+    ("preemption", preempt_unmarked,
+     r"preemption \(with enable_chunked_prefill=True, max_num_batched_tokens=16\): step \d+ differs"),
+    ("preemption", preempt_uncounted, r"preemption( \(with [^)]*\))?: with yours the scheduler counted 0 preemptions"),
     ("admission_trigger", admission_open_never_resetting, r"admission_trigger: step \d+ differs"),
     ("block_allocation", allocate_from_the_back,
      r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
@@ -195,6 +219,9 @@ def admission_open_never_resetting(self):
     ("online_softmax", attend_block_without_rescaling,
      r"online_softmax \(float32, 1 queries over 37 keys, 4/2 heads\): element \[0, \d, \d+\] is "
      r"-?[\d.e-]+, the reference -?[\d.e-]+ \(\d+ of 64 elements outside atol 1e-05, rtol 0.0001\)"),
+    ("online_softmax", attend_block_without_the_guard,
+     r"online_softmax \(float32, a prompt left-padded by 5 beside one unpadded\): element "
+     r"\[0, [0-4], \d, \d+\] is nan, the reference 0 "),
     ("paged_rows", key_rows_ignoring_the_table,
      r"paged_rows \(float32, blocks of 1, a prompt, a chunk and decodes\): element \[0, 0, \d+\]"),
     ("combine_splits", combine_by_averaging,

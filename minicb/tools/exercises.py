@@ -159,7 +159,11 @@ EXERCISES = {e.name: e for e in [
              num_requests=16),
     exercise("preemption", 6, f"{PAGED}:PagedScheduler.preempt",
              "preempt by recomputation: free a request's blocks and requeue it",
-             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=24),
+             # With chunks, the request just preempted could come back at once in a
+             # chunk that fits, unless the scheduler knows it preempted (self.preempted).
+             [dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=24,
+                   enable_chunked_prefill=chunked, max_num_batched_tokens=16 if chunked else None)
+              for chunked in (False, True)],
              num_requests=16, prompt_len=(4, 24), output_len=(4, 24)),
     exercise("chunking", 6, f"{SCHEDULER}.fit",
              "how many of a request's tokens fit this step's budget (chunked prefill)",

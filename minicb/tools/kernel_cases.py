@@ -34,7 +34,7 @@ def name(dtype) -> str:
 
 
 def attention_cases():
-    """Stage 1's kernel: a sequence's queries over its contiguous cache."""
+    """Stage 1's kernel: a sequence's queries over its contiguous cache; then stage 2's."""
     contiguous_attention = kernel("contiguous_attention").contiguous_attention
     cases = []
     for dtype in DTYPES:
@@ -46,6 +46,23 @@ def attention_cases():
             cases.append((f"{name(dtype)}, {queries} queries over {context} keys, "
                           f"{heads}/{kv_heads} heads", partial(contiguous_attention, *args),
                           partial(reference.contiguous_attention, *args), TOLERANCE[dtype]))
+    return cases + padded_cases()
+
+
+def padded_cases():
+    """Stage 2's kernel over a left-padded prompt: the padding's query rows share a tile
+    with real ones and see no key at all, so they must come out 0, never nan (a nan there
+    is written to the cache as the padding's K/V, and reaches every real row after it)."""
+    padded_attention = kernel("padded_attention").padded_attention
+    cases = []
+    for dtype in DTYPES:
+        g = torch.Generator().manual_seed(2)
+        q = randn(g, 2, 12, 4, HEAD_DIM, dtype=dtype)
+        k, v = (randn(g, 2, 12, 2, HEAD_DIM, dtype=dtype) for _ in range(2))
+        args = (q, k, v, torch.tensor([12, 12]), torch.tensor([5, 0]))
+        cases.append((f"{name(dtype)}, a prompt left-padded by 5 beside one unpadded",
+                      partial(padded_attention, *args),
+                      partial(reference.padded_attention, *args), TOLERANCE[dtype]))
     return cases
 
 
