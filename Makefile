@@ -93,6 +93,7 @@ gpu-rehearsal: $(VENV)/.installed-dev
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"
+	$(PY) -m minicb check --list > /dev/null          # the exercises' stubs, into notebooks/exercises/
 	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)   # root: containers, Colab
 
 book: $(VENV)/.installed-dev

@@ -15,8 +15,9 @@ import triton.language as tl
 from minicb import costmodel
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
-from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, check, engine_function,
-                                    in_order, load_stub, next_exercise, progress, swapped_in)
+from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, TimedOut, check,
+                                    engine_function, ensure_workspace, in_order, load_stub,
+                                    next_exercise, progress, reset, swapped_in)
 
 
 @pytest.mark.parametrize("name", EXERCISES)
@@ -29,7 +30,7 @@ def test_each_stub_fails_saying_it_is_not_written_and_where(llama, name):
     ex = EXERCISES[name]
     with pytest.raises(CheckFailed, match=f"{name}: not written yet. Write {ex.function_name} in "
                                           f".*notebooks/exercises/{name}.py"):
-        check(name, load_stub(ex), llama)
+        check(name, load_stub(ex, ex.stub), llama)
 
 
 def test_at_least_24_exercises_cover_every_chapter_four_of_them_kernels():
@@ -383,6 +384,69 @@ def test_an_error_in_a_students_function_is_named_as_theirs(llama):
         return request.params.no_such_field
     with pytest.raises(CheckFailed, match="stop_reason: your stop_reason raised AttributeError"):
         check("stop_reason", broken, llama)
+
+
+BROKEN = {   # what a student's file may do wrong, and the one line that must say so
+    "stop_reason": ("def stop_reason(request, token):\n    while True:\n        pass\n",
+                    r"stop_reason: stopped after 10 s, its time limit \(a check takes a few "
+                    r"seconds\): does your code loop forever\?"),
+    "tpot": ("def tpot(self):\n    return float('nan')\n",
+             r"tpot: request 0's TPOT is nan, where a number of seconds is due; the engine's own "
+             r"code gives 0.001000 s"),
+    "admission": ("def admit(self, budget)\n    return []\n",
+                  r"admission: .*admission.py, line 1: expected ':'"),
+    "first_fit": ("import no_such_module\n", r"first_fit: .*first_fit.py, line 1: loading it "
+                  r"raised ModuleNotFoundError: No module named 'no_such_module'"),
+    "chunking": ("def fit(self, remaining, budget):\n    return None\n",
+                 r"chunking \(with enable_chunked_prefill=True\): the engine raised TypeError in "
+                 r"step 1: .*NoneType.* in iteration.py's reserve, after your fit returned: what "
+                 r"it returned or left behind is not what the engine can use"),
+    "percentiles": ("def percentiles(values):\n    return None\n",
+                    r"percentiles \(one value\): yours gives None; the engine's own code gives \{'mean': 2.5, .*"),
+}
+
+
+def test_student_code_that_loops_breaks_or_gives_nan_fails_in_one_line_and_the_rest_is_listed(
+        llama, tmp_path):
+    ensure_workspace(tmp_path)
+    for name, (source, _) in BROKEN.items():
+        (tmp_path / f"{name}.py").write_text(source)
+    lines, failing = progress(tmp_path, llama, seconds=10)
+    state = {line.split()[2]: line.split(None, 3)[3] for line in lines[:-1]}
+    assert set(state) == set(EXERCISES) and failing == len(BROKEN)
+    for name, (_, message) in BROKEN.items():
+        assert re.fullmatch(f"FAILING: {message}", state[name]), state[name]
+    assert all(state[n] == "not started" for n in EXERCISES if n not in BROKEN)
+    with pytest.raises(CheckFailed, match="tpot: request 0's TPOT is None, where a number"):
+        check("tpot", lambda self: None, llama)
+
+
+def test_a_check_that_runs_past_its_limit_leaves_the_engine_as_it_was(llama):
+    def loops(request, token):
+        while True:
+            pass
+    with pytest.raises(TimedOut, match="stop_reason: stopped after 0.5 s"):
+        check("stop_reason", loops, llama, seconds=0.5)
+    import minicb.stages.base as base
+    assert base.stop_reason is stop_reason
+    assert check("stop_reason", None, llama).startswith("stop_reason: passed")
+
+
+def test_reset_brings_the_stub_back_and_keeps_the_students_file(tmp_path):
+    ex = EXERCISES["tpot"]
+    assert ensure_workspace(tmp_path) == [e.name for e in in_order()]
+    assert ensure_workspace(tmp_path) == []                   # a student's file is never replaced
+    mine = tmp_path / "tpot.py"
+    mine.write_text("def tpot(self):\n    return 0.0\n")
+    assert reset(ex, tmp_path) == f"{mine} is the stub again; yours is in {tmp_path / 'tpot.before-reset-1.py'}"
+    assert mine.read_text() == ex.stub.read_text()
+    assert (tmp_path / "tpot.before-reset-1.py").read_text() == "def tpot(self):\n    return 0.0\n"
+    mine.write_text("# again\n")
+    reset(ex, tmp_path)
+    assert (tmp_path / "tpot.before-reset-2.py").read_text() == "# again\n"
+    assert reset(ex, tmp_path) == f"{mine} is the stub again"    # the stub: nothing to keep
+    assert sorted(p.name for p in tmp_path.glob("tpot*")) == [
+        "tpot.before-reset-1.py", "tpot.before-reset-2.py", "tpot.py"]
 
 
 def test_the_engines_own_function_comes_back_after_a_check_even_a_failed_one(llama):

@@ -12,6 +12,7 @@ from ..sampling import SamplingParams
 from .bench import main as bench_main
 from .bench_serve import main as bench_serve_main
 from .demo import main as demo_main
+from .exercises import TIME_LIMIT
 from .exercises import main as check_main
 from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
@@ -124,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="a hint for the named exercise: tier 1, or the tier given")
     exercise.add_argument("--file", default=None,
                           help="your function's file (default: notebooks/exercises/NAME.py)")
+    exercise.add_argument("--reset", action="store_true",
+                          help="put the named exercise's stub back in notebooks/exercises/ "
+                          "(yours is kept beside it, numbered)")
+    exercise.add_argument("--time-limit", type=float, default=TIME_LIMIT, metavar="SECONDS",
+                          help=f"stop a check after this long (default {TIME_LIMIT:g})")
     return parser
 
 

@@ -2,8 +2,12 @@
 
 Each exercise is one function of the engine, its *target*: the scheduler's
 admission, the block manager's allocate, the dynamic batcher's window. The
-student's version lives in ``notebooks/exercises/NAME.py``, a stub that raises
-NotImplementedError until it is written. A check works the same way for every
+student's version lives in ``notebooks/exercises/NAME.py``, a copy of the stub
+in ``minicb/tools/stubs/`` that raises NotImplementedError until it is written
+(``check`` puts the copies there; ``check NAME --reset`` brings one back). The
+student's code runs with a time limit, and whatever it does wrong (a syntax
+error, an endless loop, a None where a number is due, a value the engine
+cannot use) ends as one line that says so. A check works the same way for every
 exercise: it swaps the student's function in for the engine's own
 (``swapped_in``), runs the stage on a real workload with the tiny model, and
 compares with the run of the engine's own code, request for request and step
@@ -21,9 +25,17 @@ reference solution is the engine's own code.
     python -m minicb check --reference        # the engine's own code, every exercise
     python -m minicb check                    # your progress: every exercise's state
     python -m minicb check admission --hint   # a hint (--hint 2, --hint 3: the next ones)
+    python -m minicb check admission --reset  # the stub again (yours is kept aside)
 """
 import importlib
 import importlib.util
+import math
+import os
+import shutil
+import signal
+import sys
+import threading
+import traceback
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +54,9 @@ from .hints import hint
 from .kernel_cases import CASES
 from .workload import synthetic_workload
 
-STUBS = Path(__file__).resolve().parents[2] / "notebooks" / "exercises"
+STUBS = Path(__file__).resolve().parent / "stubs"        # as a student starts them
+WORKSPACE = Path(__file__).resolve().parents[2] / "notebooks" / "exercises"   # theirs
+TIME_LIMIT = 120.0           # seconds a check may run: each takes a few on a laptop
 STEP_SECONDS = 1e-3          # what each step costs on the check's virtual clock
 STRANDED_AFTER = 10.0        # virtual seconds: every check's workload ends well before
 TINY_KV_BYTES = 512           # the tiny Llama's K and V of one token in fp32: 2 x 2 x 2 x 16 x 4
@@ -54,6 +68,10 @@ class CheckFailed(AssertionError):
 
 class NotStarted(CheckFailed):
     """The student's function still raises NotImplementedError."""
+
+
+class TimedOut(CheckFailed):
+    """The check ran past its time limit: the student's code loops, most likely."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,11 @@ class Exercise:
     @property
     def stub(self) -> Path:
         return STUBS / f"{self.name}.py"
+
+    @property
+    def mine(self) -> Path:
+        """Where the student writes it."""
+        return WORKSPACE / f"{self.name}.py"
 
     @property
     def function_name(self) -> str:
@@ -93,7 +116,7 @@ class KernelExercise:
     cases: str
     also: tuple = ()
 
-    stub = Exercise.stub
+    stub, mine = Exercise.stub, Exercise.mine
     function_name = Exercise.function_name
 
 
@@ -109,7 +132,7 @@ class FunctionExercise:
     task: str
     cases: str
 
-    stub = Exercise.stub
+    stub, mine = Exercise.stub, Exercise.mine
     function_name = Exercise.function_name
 
 
@@ -238,21 +261,88 @@ def engine_function(ex: Exercise):
 
 
 def load_stub(ex: Exercise, path: Path | None = None):
-    """The student's function, from ``notebooks/exercises/NAME.py`` (or ``path``)."""
-    path = Path(path or ex.stub)
+    """The student's function, from ``notebooks/exercises/NAME.py`` (or ``path``).
+    A file that does not load fails the check in one line: where, and why."""
+    path = Path(path or ex.mine)
+    if not path.is_file():
+        raise CheckFailed(f"{ex.name}: there is no file {path}")
     spec = importlib.util.spec_from_file_location(f"exercise_{ex.name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        raise CheckFailed(f"{ex.name}: {path}, line {error.lineno}: {error.msg}") from None
+    except (Exception, SystemExit) as error:
+        line = last_line_in(error, path)
+        raise CheckFailed(f"{ex.name}: {path}{f', line {line}' if line else ''}: loading it "
+                          f"raised {type(error).__name__}: {error}") from None
     if not hasattr(module, ex.function_name):
-        raise CheckFailed(f"{path} defines no function {ex.function_name!r}")
+        raise CheckFailed(f"{ex.name}: {path} defines no function {ex.function_name!r}")
     return getattr(module, ex.function_name)
 
 
+def last_line_in(error: BaseException, path) -> int | None:
+    """The line of file ``path`` that ``error`` last passed through, if any."""
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__)
+             if Path(f.filename) == Path(path)]
+    return lines[-1] if lines else None
+
+
+def ensure_workspace(workspace: Path = WORKSPACE) -> list[str]:
+    """A copy of each exercise's stub in ``workspace``, where the student has none
+    yet; the names of those copied."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    missing = [ex for ex in in_order() if not (workspace / ex.stub.name).exists()]
+    for ex in missing:
+        shutil.copyfile(ex.stub, workspace / ex.stub.name)
+    return [ex.name for ex in missing]
+
+
+def reset(ex, workspace: Path = WORKSPACE) -> str:
+    """The stub again in the student's file, theirs kept aside, numbered."""
+    mine, kept = workspace / ex.stub.name, None
+    if mine.exists() and mine.read_bytes() != ex.stub.read_bytes():
+        kept = next(workspace / f"{ex.name}.before-reset-{n}.py" for n in range(1, 10**6)
+                    if not (workspace / f"{ex.name}.before-reset-{n}.py").exists())
+        mine.rename(kept)
+    shutil.copyfile(ex.stub, mine)
+    return f"{mine} is the stub again" + (f"; yours is in {kept}" if kept else "")
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """TimedOut, raised in whatever runs once ``seconds`` have passed (where the
+    operating system has interval timers: Linux, macOS, WSL; on the main thread)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimedOut()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # ANCHOR: check
-def check(name: str, function=None, checkpoint=None) -> str:
+def check(name: str, function=None, checkpoint=None, seconds=TIME_LIMIT) -> str:
     """Run exercise ``name`` with ``function`` swapped in (None: the engine's
     own, swapped in the same way) and compare with the engine's own run. Returns
-    a line saying what matched; raises CheckFailed saying where it did not."""
+    a line saying what matched; raises CheckFailed saying where it did not, or
+    TimedOut after ``seconds``."""
+    try:
+        with time_limit(seconds):
+            return check_within_time(name, function, checkpoint)
+    except TimedOut:
+        raise TimedOut(f"{name}: stopped after {seconds:g} s, its time limit (a check "
+                       f"takes a few seconds): does your code loop forever?") from None
+
+
+def check_within_time(name: str, function, checkpoint) -> str:
     ex = EXERCISES[name]
     if isinstance(ex, KernelExercise):
         return check_kernel(ex, function or engine_function(ex))
@@ -283,6 +373,8 @@ def check_kernel(ex: KernelExercise, yours) -> str:
                 got = kernel()
             except Exception as raised:
                 error = innermost(raised)          # the interpreter wraps what a kernel raised
+                if isinstance(error, TimedOut):
+                    raise error from None
                 if isinstance(error, NotImplementedError):
                     raise not_started(ex, source_file(yours, ex)) from None
                 raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
@@ -293,6 +385,8 @@ def check_kernel(ex: KernelExercise, yours) -> str:
 
 
 def not_started(ex, where: str) -> NotStarted:
+    if Path(where).parent == STUBS:          # the stub as it comes: theirs is a copy of it
+        where = str(ex.mine)
     return NotStarted(f"{ex.name}: not written yet. Write {ex.function_name} in {where} "
                       f"(it still raises NotImplementedError)")
 
@@ -334,12 +428,16 @@ def check_function(ex: FunctionExercise, yours) -> str:
                 got = promised(call())
             except NotImplementedError:
                 raise not_started(ex, source_file(yours, ex)) from None
+            except CheckFailed:
+                raise
             except Exception as error:
                 raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
                                   f"{type(error).__name__}: {error}") from error
         want = promised(call())
         if not same(got, want):
-            raise CheckFailed(f"{ex.name} ({label}): yours gives {got!r}; the engine's own "
+            due = (", where a number is due" if isinstance(want, (int, float))
+                   and (got is None or isinstance(got, float) and math.isnan(got)) else "")
+            raise CheckFailed(f"{ex.name} ({label}): yours gives {got!r}{due}; the engine's own "
                               f"code gives {want!r}")
     return f"{ex.name}: passed. All {len(cases)} cases give what the engine's own code gives."
 # ANCHOR_END: check_function
@@ -357,12 +455,26 @@ def run_yours(ex: Exercise, label: str, checkpoint, options: dict, where: str):
         return run(ex, checkpoint, options)
     except NotImplementedError:
         raise not_started(ex, where) from None
+    except TimedOut:
+        raise
     except CheckFailed as failed:
         raise CheckFailed(f"{label}: {failed}") from None
     except Exception as error:
-        step = " ".join(getattr(error, "__notes__", []))
-        raise CheckFailed(f"{label}: your {ex.function_name} raised "
-                          f"{type(error).__name__} {step}: {error}") from error
+        raise CheckFailed(f"{label}: {blame(error, ex, where)}") from error
+
+
+def blame(error: Exception, ex, where: str) -> str:
+    """Whose code raised ``error``: the student's (file ``where``), or the engine's
+    afterwards, on what the student's function returned or left behind."""
+    step = " ".join(getattr(error, "__notes__", []))          # "in step N"
+    what = f"{type(error).__name__} {step}: {error}".replace("  ", " ")
+    line = last_line_in(error, where)
+    if line is not None:
+        return f"your {ex.function_name} raised {what} ({Path(where).name}, line {line})"
+    frames = traceback.extract_tb(error.__traceback__)
+    place = f" in {Path(frames[-1].filename).name}'s {frames[-1].name}" if frames else ""
+    return (f"the engine raised {what}{place}, after your {ex.function_name} returned: what "
+            f"it returned or left behind is not what the engine can use")
 
 
 def settings(ex: Exercise, options: dict) -> str:
@@ -528,6 +640,10 @@ def compare(name: str, expected: Run, got: Run):
             raise CheckFailed(
                 f"{name}: request {rid} got {have} ({got.reasons[rid]}); the engine's own "
                 f"code gives {want} ({expected.reasons[rid]}): they part at output token {first}")
+        if not isinstance(got.tpot[rid], (int, float)) or math.isnan(got.tpot[rid]):
+            raise CheckFailed(f"{name}: request {rid}'s TPOT is {got.tpot[rid]!r}, where a "
+                              f"number of seconds is due; the engine's own code gives "
+                              f"{expected.tpot[rid]:.6f} s")
         if abs(expected.tpot[rid] - got.tpot[rid]) > 1e-9:
             raise CheckFailed(f"{name}: request {rid}'s TPOT is {got.tpot[rid]:.6f} s; "
                               f"the engine's own code gives {expected.tpot[rid]:.6f} s")
@@ -567,19 +683,21 @@ def next_exercise(lines: list[str]) -> str | None:
 
 
 # ANCHOR: progress
-def progress(stubs: Path = STUBS, checkpoint=None) -> tuple[list[str], int]:
+def progress(workspace: Path = WORKSPACE, checkpoint=None,
+             seconds: float = TIME_LIMIT) -> tuple[list[str], int]:
     """Every exercise, by chapter, with its state: not started (its stub still
     raises NotImplementedError), failing (with the first line of why) or passed.
     Also returns how many started exercises fail."""
     lines, failing = [], 0
     for ex in in_order():
         try:
-            check(ex.name, load_stub(ex, stubs / f"{ex.name}.py"), checkpoint)
+            check(ex.name, load_stub(ex, workspace / f"{ex.name}.py"), checkpoint, seconds)
             state = "passed"
         except NotStarted:
             state = "not started"
-        except CheckFailed as failure:
-            state, failing = f"FAILING: {str(failure).splitlines()[0]}", failing + 1
+        except Exception as failure:        # one exercise's failure, whatever it is, is a line
+            why = str(failure) if isinstance(failure, CheckFailed) else f"{ex.name}: {failure!r}"
+            state, failing = f"FAILING: {why.splitlines()[0]}", failing + 1
         lines.append(f"chapter {ex.chapter:2d}  {ex.name:18s} {state}")
     done = sum(line.endswith(" passed") for line in lines)
     lines.append(f"{done} of {len(lines)} passed, {failing} failing")
@@ -589,18 +707,29 @@ def progress(stubs: Path = STUBS, checkpoint=None) -> tuple[list[str], int]:
 
 def main(args) -> int:
     """``python -m minicb check``: 0 when every check asked for passed."""
+    if args.name is not None and args.name not in EXERCISES:
+        raise ValueError(f"no exercise {args.name!r}; --list names them: {', '.join(EXERCISES)}")
+    if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
+        raise ValueError(f"--time-limit {args.time_limit}: a number of seconds above 0")
+    if (args.reset or args.hint is not None) and args.name is None:
+        raise ValueError(f"--{'reset' if args.reset else 'hint'} needs an exercise's name: "
+                         f"check NAME --{'reset' if args.reset else 'hint'}")
+    if args.reset:
+        print(reset(EXERCISES[args.name]))
+        return 0
+    added = ensure_workspace()
+    if added:
+        print(f"(the stubs of {len(added)} exercises are now in {os.path.relpath(WORKSPACE)}: "
+              "write yours there)",
+              file=sys.stderr)
     if args.list:
         print("\n".join(listing()))
         return 0
-    if args.name is not None and args.name not in EXERCISES:
-        raise ValueError(f"no exercise {args.name!r}; --list names them: {', '.join(EXERCISES)}")
     if args.hint is not None:
-        if args.name is None:
-            raise ValueError("--hint needs an exercise's name: check NAME --hint")
         print(hint(args.name, args.hint))
         return 0
     if args.name is None and not args.reference:
-        lines, failing = progress()
+        lines, failing = progress(seconds=args.time_limit)
         upcoming = next_exercise(lines)
         print("\n".join(lines[:-1] + ([upcoming] if upcoming else []) + lines[-1:]))
         return 1 if failing else 0
@@ -610,7 +739,7 @@ def main(args) -> int:
         try:
             ex = EXERCISES[name]
             function = engine_function(ex) if args.reference else load_stub(ex, args.file)
-            print(check(name, function))
+            print(check(name, function, seconds=args.time_limit))
         except CheckFailed as failure:
             print(f"FAILED {failure}")
             failed += 1
