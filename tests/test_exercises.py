@@ -111,6 +111,21 @@ def attend_block_without_the_guard(q, k, v, visible, m_i, l_i, acc, scale, PRECI
 
 
 @triton.jit
+def attend_block_shifting_by_the_minimum(q, k, v, visible, m_i, l_i, acc, scale, PRECISION: tl.constexpr):
+    """Wrong: the shift is the block's smallest visible score, not the largest. Any shift
+    gives the same softmax in exact arithmetic, but exp() overflows for large scores."""
+    s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+    s = tl.where(visible, s, float("-inf"))
+    smallest = tl.min(tl.where(visible, s, float("inf")), 1)
+    m_new = tl.maximum(m_i, tl.where(smallest == float("inf"), float("-inf"), smallest))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.exp(s - m_safe[:, None])
+    alpha = tl.exp(m_i - m_safe)
+    return m_new, l_i * alpha + tl.sum(p, 1), acc * alpha[:, None] + tl.dot(
+        p.to(v.dtype), v, input_precision=PRECISION)
+
+
+@triton.jit
 def key_rows_ignoring_the_table(BLOCK_TABLE, keys, block_size, context_len):
     """Wrong: as if the sequence's blocks were the pool's first, in order."""
     return keys
@@ -202,9 +217,13 @@ def admission_open_never_resetting(self):
 
 
 @pytest.mark.parametrize("name,function,message", [
-    ("stop_reason", stop_reason_without_stop_tokens, r"stop_reason: (step \d+ differs|request \d+ got)"),
-    ("top_p", keep_top_p_unfiltered, r"top_p: request \d+ got \[.*\] \(length\); the engine's own"),
-    ("left_padding", right_padded, r"left_padding: request \d+ got"),
+    ("stop_reason", stop_reason_without_stop_tokens,
+     r"stop_reason \(an eos token that is also a stop token\): yours gives 'eos'; the engine's own "
+     r"code gives 'stop'"),
+    ("top_p", keep_top_p_unfiltered, r"top_p \(a mass exactly at top_p\): yours gives "
+     r"tensor\(\[\[0.5000, 0.2500, 0.2500\]\]\); the engine's own code gives tensor\(\[\[1., 0., 0.\]\]\)"),
+    ("left_padding", right_padded, r"left_padding \(one long, one short\): yours gives "
+     r"\(\[\[5, 6, 7\], \[8, 0, 0\]\], "),
     ("static_batches", next_batch_unsorted, r"static_batches: step \d+ differs"),
     ("first_fit", last_fit, r"first_fit: after step \d+, request \d+ holds cache rows \[start, stop\) "
      r"\(\d+, \d+\); the engine's own code gives it \(\d+, \d+\) \(a slot goes in the first hole "
@@ -213,13 +232,17 @@ def admission_open_never_resetting(self):
     ("preemption", preempt_unmarked,
      r"preemption \(with enable_chunked_prefill=True, max_num_batched_tokens=16\): step \d+ differs"),
     ("preemption", preempt_uncounted, r"preemption( \(with [^)]*\))?: with yours the scheduler counted 0 preemptions"),
-    ("admission_trigger", admission_open_never_resetting, r"admission_trigger: step \d+ differs"),
+    ("admission_trigger", admission_open_never_resetting,
+     r"admission_trigger \(the interval reached exactly, the ratio met exactly\): yours gives "
+     r"\(True, \(\['x', 'y'\], \['a', 'b', 'c'\], 3\)\); the engine's own code gives \(True, "),
     ("block_allocation", allocate_from_the_back,
      r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
      r"code gives it \[0, 1, .*, 13\] \(new blocks come from the front of the free list, in order\)"),
     ("online_softmax", attend_block_without_rescaling,
      r"online_softmax \(float32, 1 queries over 37 keys, 4/2 heads\): element \[0, \d, \d+\] is "
      r"-?[\d.e-]+, the reference -?[\d.e-]+ \(\d+ of 64 elements outside atol 1e-05, rtol 0.0001\)"),
+    ("online_softmax", attend_block_shifting_by_the_minimum,
+     r"online_softmax \(float32, scores in the hundreds\): element \[\d, \d, \d+\] is nan"),
     ("online_softmax", attend_block_without_the_guard,
      r"online_softmax \(float32, a prompt left-padded by 5 beside one unpadded\): element "
      r"\[0, [0-4], \d, \d+\] is nan, the reference 0 "),
@@ -362,14 +385,14 @@ def test_each_kernel_stub_says_it_is_not_started():
 
 @pytest.mark.parametrize("name,function,message", [
     ("admission", admit_skipping_the_head,
-     r"admission: step \d+ differs. The engine's own code ran a \w+ step of requests \[.*\]"
-     r" \(\d+ tokens fed, \d+ KV token slots held\); with yours it ran"),
+     r"admission \(a head that does not fit\): yours gives \(\[\('b', 4\)\], "),
     ("block_allocation", allocate_without_taking,
      r"block_allocation: after step 1: blocks \[.*\] are given out twice"),
     ("slot_mapping", cache_rows_off_by_one,
      r"slot_mapping: request \d+ got \[.*\] \(length\); the engine's own code gives \[.*\] "
      r"\(length\): they part at output token \d+"),
-    ("tpot", tpot_over_all_tokens, r"tpot: request \d+'s TPOT is 0.0\d+ s; the engine's own"),
+    ("tpot", tpot_over_all_tokens, r"tpot \(two tokens\): yours gives 0.125; the engine's own code "
+     r"gives 0.25"),
     ("dynamic_window", next_batch_ignoring_time,
      r"dynamic_window: requests \['20', '21'\] were still unfinished 10 s after the last "
      "arrival: stranded"),
@@ -382,7 +405,9 @@ def test_a_wrong_answer_is_caught_where_it_goes_wrong(llama, name, function, mes
 def test_an_error_in_a_students_function_is_named_as_theirs(llama):
     def broken(request, token):
         return request.params.no_such_field
-    with pytest.raises(CheckFailed, match="stop_reason: your stop_reason raised AttributeError"):
+    with pytest.raises(CheckFailed, match=r"stop_reason \(an eos token\): your stop_reason raised "
+                       r"AttributeError: 'SamplingParams' object has no attribute 'no_such_field' "
+                       r"\(test_exercises.py, line \d+\)"):
         check("stop_reason", broken, llama)
 
 
@@ -391,16 +416,19 @@ BROKEN = {   # what a student's file may do wrong, and the one line that must sa
                     r"stop_reason: stopped after 10 s, its time limit \(a check takes a few "
                     r"seconds\): does your code loop forever\?"),
     "tpot": ("def tpot(self):\n    return float('nan')\n",
-             r"tpot: request 0's TPOT is nan, where a number of seconds is due; the engine's own "
-             r"code gives 0.001000 s"),
+             r"tpot \(one token\): yours gives nan, where a number is due; the engine's own code "
+             r"gives 0.0"),
     "admission": ("def admit(self, budget)\n    return []\n",
                   r"admission: .*admission.py, line 1: expected ':'"),
     "first_fit": ("import no_such_module\n", r"first_fit: .*first_fit.py, line 1: loading it "
                   r"raised ModuleNotFoundError: No module named 'no_such_module'"),
     "chunking": ("def fit(self, remaining, budget):\n    return None\n",
-                 r"chunking \(with enable_chunked_prefill=True\): the engine raised TypeError in "
-                 r"step 1: .*NoneType.* in iteration.py's reserve, after your fit returned: what "
-                 r"it returned or left behind is not what the engine can use"),
+                 r"chunking \(16 remaining, 16 left, chunked prefill off\): yours gives None, where "
+                 r"a number is due; the engine's own code gives 16"),
+    "slot_mapping": ("def cache_rows(self, request, start, count):\n    return None\n",
+                     r"slot_mapping: the engine raised TypeError in step 1: 'NoneType' object is "
+                     r"not iterable in iteration.py's prepare, after your cache_rows returned: what "
+                     r"it returned or left behind is not what the engine can use"),
     "percentiles": ("def percentiles(values):\n    return None\n",
                     r"percentiles \(one value\): yours gives None; the engine's own code gives \{'mean': 2.5, .*"),
 }
@@ -417,7 +445,7 @@ def test_student_code_that_loops_breaks_or_gives_nan_fails_in_one_line_and_the_r
     for name, (_, message) in BROKEN.items():
         assert re.fullmatch(f"FAILING: {message}", state[name]), state[name]
     assert all(state[n] == "not started" for n in EXERCISES if n not in BROKEN)
-    with pytest.raises(CheckFailed, match="tpot: request 0's TPOT is None, where a number"):
+    with pytest.raises(CheckFailed, match=r"tpot \(one token\): yours gives None, where a number"):
         check("tpot", lambda self: None, llama)
 
 
@@ -470,7 +498,8 @@ def test_the_command_lists_and_checks(tmp_path):
                       "    return min(remaining, budget)\n")             # always chunks: wrong
     wrong = run("chunking", "--file", str(answer))
     assert wrong.returncode == 1
-    assert wrong.stdout.startswith("FAILED chunking (with enable_chunked_prefill=False): step")
+    assert wrong.stdout == ("FAILED chunking (16 remaining, 15 left, chunked prefill off): yours gives 15; "
+                            "the engine's own code gives 0\n")
     mine = run()                                  # the stubs as they come: nothing started
     assert mine.returncode == 0 and mine.stdout.splitlines()[-1] == f"0 of {len(EXERCISES)} passed, 0 failing"
     first = in_order()[0]                         # the book's first exercise is next
@@ -495,7 +524,7 @@ def test_progress_names_each_exercise_with_its_state_and_fails_while_a_started_o
     state = {line.split()[2]: " ".join(line.split()[3:]) for line in lines[:-1]}
     assert set(state) == set(EXERCISES) and failing == 1
     assert state["stop_reason"] == "passed"
-    assert state["chunking"].startswith("FAILING: chunking (with enable_chunked_prefill=False): step")
+    assert state["chunking"].startswith("FAILING: chunking (16 remaining, 15 left, chunked prefill off)")
     assert all(state[n] == "not started" for n in EXERCISES if n not in ("stop_reason", "chunking"))
     assert lines[-1] == f"1 of {len(EXERCISES)} passed, 1 failing"
     chapters = [int(line.split()[1]) for line in lines[:-1]]
@@ -616,3 +645,50 @@ def test_each_answer_is_folded_after_its_exercise_and_not_shown_before(chapter):
 
 def test_every_exercise_has_its_answer_folded_in_the_book():
     assert sorted(name for pairs in ANSWERS.values() for name, _ in pairs) == sorted(EXERCISES)
+
+
+def test_mutants_are_the_wrong_answers_students_write():
+    """Boundaries flipped, arithmetic turned round, constants off by one, a statement
+    left out, min for max, a guard's test negated; never a swap of min's arguments."""
+    from minicb.tools import mutants
+    changes = [words for _, words, _ in mutants.mutants("tpot")]
+    assert {"n > 0  ->  n >= 0", "self.num_output_tokens - 1  ->  self.num_output_tokens + 1",
+            "1  ->  2", "return (self.finish_time - self.first_token_time) / n if n > 0 else 0.0  ->  "
+            "(left out)"} <= set(changes)
+    changes = [words for _, words, _ in mutants.mutants("left_padding")]
+    assert any(words.startswith("max(") and "->  min(" in words for words in changes)
+    assert not any(words.startswith("max(") and "->  max(" in words for words in changes)
+
+
+def test_a_check_that_cannot_fail_kills_no_mutant(monkeypatch):
+    from minicb.tools import mutants
+    label, _, tree = mutants.mutants("kv_budget")[0]
+    wrong = mutants.compiled("kv_budget", tree, label)
+    assert mutants.killed("kv_budget", wrong, None, 30)
+    monkeypatch.setattr(mutants, "check", lambda *args: "kv_budget: passed")
+    assert not mutants.killed("kv_budget", wrong, None, 30)
+
+
+def test_the_mutation_report_is_of_the_answers_as_they_are_and_a_sample_reruns_as_it_says():
+    """tests/mutants.json (make mutants) lists every mutant the engine's answers give now,
+    and a sample of them, run again, is killed or survives as it says."""
+    from minicb.tools import mutants
+    report = {row["exercise"]: row for row in json.loads(mutants.REPORT.read_text())}
+    assert list(report) == [ex.name for ex in in_order()]
+    for name, row in report.items():
+        now = [(label, words) for label, words, _ in mutants.mutants(name)]
+        assert [(r["label"], r["change"]) for r in row["results"]] == now, f"{name}: make mutants"
+        assert row["killed"] == sum(r["killed"] is True for r in row["results"])
+        assert row["share"] >= mutants.KILL_TARGET and not row["survivors"], (name, row["survivors"])
+        assert all((name, r["change"]) in mutants.EQUIVALENT for r in row["results"]
+                   if r["killed"] is False), name            # each survivor explained
+    sample = [next(r for r in report[name]["results"] if r["killed"]) | dict(exercise=name)
+              for name in ("tpot", "stop_reason", "kv_budget", "admission")]
+    sample += [r | dict(exercise=row["exercise"]) for row in report.values()
+               for r in row["results"] if r["killed"] is False][:2]
+    assert len(sample) == 6
+    for record in sample:
+        name = record["exercise"]
+        tree = next(t for label, _, t in mutants.mutants(name) if label == record["label"])
+        function = mutants.compiled(name, tree, record["label"])
+        assert mutants.killed(name, function, None, 60) is record["killed"], record

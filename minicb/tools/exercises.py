@@ -13,7 +13,10 @@ exercise: it swaps the student's function in for the engine's own
 compares with the run of the engine's own code, request for request and step
 for step. After every step it also checks what the engine always holds to: no
 more than ``max_num_seqs`` running, no step over the token budget, no KV
-memory held twice or lost; and at the end, none held at all.
+memory held twice or lost; and at the end, none held at all. Where a run seldom
+reaches a case that matters (an eos token, a boundary met exactly), the exercise
+also names ``cases`` (minicb/tools/function_cases.py): the student's function is
+called on them first and what it returns is compared whole with the engine's.
 
 Both runs are on a virtual clock, on which every step takes a millisecond and
 nothing else takes any time, so a decision that depends on time comes out the
@@ -83,6 +86,7 @@ class Exercise:
     engines: tuple               # the stage and its options: one run each
     workload: dict               # synthetic_workload's arguments
     sampling: dict = field(default_factory=dict)   # SamplingParams beyond max_tokens
+    cases: str | None = None     # function_cases' cases, called first: where runs seldom go
 
     @property
     def stub(self) -> Path:
@@ -98,9 +102,10 @@ class Exercise:
         return self.target.rpartition(".")[2].rpartition(":")[2]
 
 
-def exercise(name, chapter, target, task, engine, sampling=None, **workload) -> Exercise:
+def exercise(name, chapter, target, task, engine, sampling=None, cases=None,
+             **workload) -> Exercise:
     engines = (engine,) if isinstance(engine, dict) else tuple(engine)
-    return Exercise(name, chapter, target, task, engines, workload, sampling or {})
+    return Exercise(name, chapter, target, task, engines, workload, sampling or {}, cases)
 
 
 @dataclass(frozen=True)
@@ -142,14 +147,16 @@ EXERCISES = {e.name: e for e in [
     exercise("stop_reason", 1, "minicb.stages.base:stop_reason",
              "why a request ends: a stop token, end of sequence, or max_tokens",
              dict(engine="single"), num_requests=12, output_len=(1, 12),
-             sampling=dict(ignore_eos=False, stop_token_ids=list(range(3, 259, 16)))),
+             sampling=dict(ignore_eos=False, stop_token_ids=list(range(3, 259, 16))),
+             cases="stop_reason"),
     exercise("top_p", 1, "minicb.stages.base:keep_top_p",
              "nucleus sampling: keep each row's smallest set of tokens reaching top_p",
              dict(engine="single"), num_requests=8, output_len=(4, 12),
-             sampling=dict(temperature=1.0, top_p=0.6, seed=7)),
+             sampling=dict(temperature=1.0, top_p=0.6, seed=7), cases="top_p"),
     exercise("left_padding", 2, "minicb.stages.static:left_padded",
              "pad a static batch's prompts on the left, with their positions",
-             dict(engine="static", max_batch_size=4), num_requests=12, prompt_len=(1, 40)),
+             dict(engine="static", max_batch_size=4), num_requests=12, prompt_len=(1, 40),
+             cases="left_padding"),
     exercise("static_batches", 2, "minicb.stages.static:StaticEngine.next_batch",
              "cut the next static batch, sorted by max_tokens when bucketing",
              dict(engine="static", max_batch_size=3, bucket_by_length=True),
@@ -161,11 +168,11 @@ EXERCISES = {e.name: e for e in [
     exercise("tpot", 3, "minicb.request:RequestMetrics.tpot",
              "time per output token after the first",
              dict(engine="dynamic", max_batch_size=4, max_wait_ms=10), num_requests=16,
-             output_len=(1, 12), qps=200.0),
+             output_len=(1, 12), qps=200.0, cases="tpot"),
     exercise("admission", 4, f"{SCHEDULER}.admit",
              "admit waiting requests in order under max_num_seqs and the token budget",
              dict(engine="continuous", max_num_seqs=3, max_num_batched_tokens=48),
-             num_requests=16, prompt_len=(4, 40), qps=2000.0),
+             num_requests=16, prompt_len=(4, 40), qps=2000.0, cases="admission"),
     exercise("first_fit", 4, "minicb.stages.continuous:SlotManager.first_fit",
              "find the first hole a request's contiguous slot fits in",
              # sized so that finished slots leave several holes a newcomer fits in
@@ -195,11 +202,12 @@ EXERCISES = {e.name: e for e in [
              [dict(engine="paged", max_num_seqs=4, enable_chunked_prefill=chunked,
                    max_num_batched_tokens=16, block_size=4, num_blocks=20)
               for chunked in (True, False)], num_requests=12, prompt_len=(4, 16),
-             output_len=(8, 24)),
+             output_len=(8, 24), cases="chunking"),
     exercise("admission_trigger", 6, f"{SCHEDULER}.admission_open",
              "admit only every schedule_interval steps, and when enough wait",
              dict(engine="continuous", max_num_seqs=4, schedule_interval=3,
-                  waiting_served_ratio=1.5), num_requests=20, qps=300.0),
+                  waiting_served_ratio=1.5), num_requests=20, qps=300.0,
+             cases="admission_trigger"),
     KernelExercise("online_softmax", 1, "minicb.kernels.tile:attend_block",
                    "one key block folded into a tile's running max, sum and output (Triton)",
                    "attention", also=("minicb.kernels.online_softmax",)),
@@ -348,6 +356,8 @@ def check_within_time(name: str, function, checkpoint) -> str:
         return check_kernel(ex, function or engine_function(ex))
     if isinstance(ex, FunctionExercise):
         return check_function(ex, function or engine_function(ex))
+    if ex.cases:
+        check_function(ex, function or engine_function(ex))
     checkpoint = checkpoint or tiny_checkpoint()
     for options in ex.engines:
         label = name + settings(ex, options)
@@ -368,7 +378,7 @@ def check_kernel(ex: KernelExercise, yours) -> str:
     with ExitStack() as stack:
         for module in (ex.target.partition(":")[0], *ex.also):
             stack.enter_context(swapped_in(f"{module}:{ex.function_name}", yours))
-        for label, kernel, naive, tolerance in cases:
+        for label, kernel, naive, tolerance, *may_refuse in cases:
             try:
                 got = kernel()
             except Exception as raised:
@@ -377,6 +387,8 @@ def check_kernel(ex: KernelExercise, yours) -> str:
                     raise error from None
                 if isinstance(error, NotImplementedError):
                     raise not_started(ex, source_file(yours, ex)) from None
+                if may_refuse and isinstance(error, ValueError):
+                    continue                       # an input it may refuse: refused
                 raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
                                   f"{type(error).__name__}: {error}") from raised
             compare_tensors(f"{ex.name} ({label})", got, naive(), tolerance)
@@ -431,8 +443,8 @@ def check_function(ex: FunctionExercise, yours) -> str:
             except CheckFailed:
                 raise
             except Exception as error:
-                raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
-                                  f"{type(error).__name__}: {error}") from error
+                raise CheckFailed(f"{ex.name} ({label}): "
+                                  f"{blame(error, ex, source_file(yours, ex))}") from error
         want = promised(call())
         if not same(got, want):
             due = (", where a number is due" if isinstance(want, (int, float))
@@ -467,7 +479,7 @@ def blame(error: Exception, ex, where: str) -> str:
     """Whose code raised ``error``: the student's (file ``where``), or the engine's
     afterwards, on what the student's function returned or left behind."""
     step = " ".join(getattr(error, "__notes__", []))          # "in step N"
-    what = f"{type(error).__name__} {step}: {error}".replace("  ", " ")
+    what = f"{type(error).__name__}{' ' + step if step else ''}: {error}"
     line = last_line_in(error, where)
     if line is not None:
         return f"your {ex.function_name} raised {what} ({Path(where).name}, line {line})"

@@ -2,20 +2,28 @@
 that does not run in a stage's step (a claim's verdict, a metric, the server's
 stop-string holdback, a tensor-parallel share, the cost model), each made
 once with the student's function swapped in and once with the engine's own.
+An exercise checked in a stage's run may have cases too, for what a run seldom
+reaches (an eos token, a boundary met exactly, admission closed); a scheduler's
+method gets a stand-in scheduler with only what its contract names.
 
 Each case is (label, call, what to compare): ``call`` reaches the function
 through its module or class at call time, so the swap takes effect, and the
 comparison takes what the exercise's contract promises (a verdict's outcome
 and numbers, not its wording).
 """
+import dataclasses
 import importlib
 import math
+from collections import deque
+from types import SimpleNamespace
 
 import torch
 
 from ..checkpoint import SHAPES
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from ..model import ModelConfig
+from ..request import Request
+from ..sampling import SamplingParams
 
 
 def module(name: str):
@@ -31,6 +39,7 @@ def judge_cases():
              ("clearly slower", ([3.0, 3.1, 2.9], "<", [1.0, 1.2, 1.1])),
              ("within the spread", ([1.0, 1.6, 1.2], "<", [1.3, 1.9, 1.5])),
              ("one repeat a side", ([1.0], ">", [2.0])),
+             ("one repeat against three", ([1.0], "<", [2.0, 2.1, 2.2])),
              ("a busy machine", ([1.0, 1.1], "<", [2.0, 2.1], 1.5)),
              ("against a fixed bound", ([0.8, 0.9, 0.85], "<", 1.0)),
              ("greater than", ([5.0, 5.5, 5.2], ">", [1.0, 1.5, 1.2])),
@@ -105,7 +114,12 @@ def step_cases():
                                         [(256, 768)] + [(1, 300)] * 8, 9),
              "a measured profile": (measured, shape, 2, [(1, 2048)] * 16, 16),
              "a measured profile, a prompt beside decodes": (measured, shape, 2,
-                                                             [(300, 300)] + [(1, 900)] * 7, 8)}
+                                                             [(300, 300)] + [(1, 900)] * 7, 8),
+             # every overhead at work, each its own size, and the shortest prompt step
+             "every overhead, a two-token prompt": (dataclasses.replace(
+                 measured, step_overhead=1e-3, sequence_overhead=2e-5, token_overhead=3e-6,
+                 cached_token_overhead=4e-8, prompt_step_overhead=5e-4), shape, 2,
+                 [(2, 40)] + [(1, 900)] * 3, 4)}
     return [(label, lambda a=args: step_seconds(*a), lambda s: s) for label, args in cases.items()]
 
 
@@ -119,17 +133,139 @@ def budget_cases():
              lambda s: s) for label, (hw, shape, bpv, util) in cases.items()]
 
 
-CASES = {"judge": judge_cases, "percentiles": percentile_cases, "text_stream": text_stream_cases,
+def stop_reason_cases():
+    """Why a request ends, where the engine's run seldom goes: an eos token (the tiny
+    model rarely samples one), with ignore_eos or not, one that is also a stop token,
+    and the max_tokens-th token against the one before it."""
+    def call(token, output, ignore_eos=False, stops=(7,)):
+        params = SamplingParams(max_tokens=4, ignore_eos=ignore_eos, stop_token_ids=list(stops))
+        request = Request([1, 1], params, (2,), output_token_ids=list(output))
+        return module("minicb.stages.base").stop_reason(request, token)
+    cases = {"an eos token": (2, [5, 2]), "an eos token, ignore_eos": (2, [5, 2], True),
+             "an eos token that is also a stop token": (2, [5, 2], False, (7, 2)),
+             "a stop token": (7, [5, 7]), "the max_tokens-th token": (5, [1, 1, 1, 5]),
+             "one before max_tokens": (5, [1, 1, 5]),
+             "eos as the max_tokens-th token": (2, [1, 1, 1, 2]),
+             "eos as the max_tokens-th token, ignore_eos": (2, [1, 1, 1, 2], True)}
+    return [(label, lambda a=a: call(*a), lambda r: r) for label, a in cases.items()]
+
+
+def top_p_cases():
+    """What nucleus sampling keeps, compared as the returned probabilities (so a row
+    left unnormalised shows): a mass exactly at top_p, a top_p that rounds to 0, ties,
+    and a batch whose rows differ (every value exact in binary)."""
+    keep = lambda probs, top_p: module("minicb.stages.base").keep_top_p(  # noqa: E731
+        torch.tensor(probs), torch.tensor(top_p))
+    cases = {"a mass exactly at top_p": ([[0.5, 0.25, 0.25]], [0.5]),
+             "top_p 0: the best token stays": ([[0.25, 0.5, 0.25]], [0.0]),
+             "ties at the edge": ([[0.25, 0.25, 0.25, 0.25]], [0.5]),
+             "top_p 1: every token": ([[0.125, 0.5, 0.375]], [1.0]),
+             "two rows, two top_p": ([[0.5, 0.25, 0.25], [0.125, 0.125, 0.75]], [0.75, 0.8])}
+    return [(label, lambda a=a: keep(*a), lambda t: t) for label, a in cases.items()]
+
+
+def tpot_cases():
+    """TPOT where the run may not go: one output token, two, many."""
+    def tpot(tokens, first, finish):
+        metrics = module("minicb.request").RequestMetrics(0.0, 0.0, first, finish, 3, tokens)
+        return metrics.tpot
+    cases = {"one token": (1, 0.5, 0.5), "two tokens": (2, 0.5, 0.75), "five tokens": (5, 0.5, 1.5)}
+    return [(label, lambda a=a: tpot(*a), lambda t: t) for label, a in cases.items()]
+
+
+def left_padding_cases():
+    """What left padding returns, compared whole: the pad token (0) and the padding's
+    positions (0) too, which attention masks and a run's tokens never show."""
+    pad = lambda lists: module("minicb.stages.static").left_padded(lists)   # noqa: E731
+    cases = {"one long, one short": [[5, 6, 7], [8]], "equal lengths": [[1, 2], [3, 4]],
+             "three rows": [[4, 4, 4, 4], [9, 9], [7]]}
+    return [(label, lambda lists=lists: pad(lists), lambda r: r) for label, lists in cases.items()]
+
+
+class StandIn(SimpleNamespace):
+    """A stand-in scheduler: only what the contracts of admit, fit and admission_open
+    give a student; anything else is named as such."""
+    def __getattr__(self, name):
+        raise AttributeError(f"{name!r}: this check's stand-in has only "
+                             f"{', '.join(vars(self))}, as the exercise's contract says")
+
+
+def scheduler(running=(), waiting=(), fits=None, is_open=True, **config):
+    """A stand-in scheduler for the three methods students write: its queues, its
+    config, and (for admit) whether admission is open and how much of each request
+    fits (``fits``: request -> tokens; absent: none)."""
+    fits = fits or {}
+    return StandIn(running=list(running), waiting=deque(waiting), steps_since_admission=0,
+                   config=StandIn(**config), admission_open=lambda: is_open,
+                   reserve=lambda request, budget: min(fits.get(request, 0), budget))
+
+
+def state(self) -> tuple:
+    """What a scheduler method may change: its queues and its count of steps."""
+    return list(self.running), list(self.waiting), self.steps_since_admission
+
+
+def admission_cases():
+    """Admission where a run seldom goes: closed, max_num_seqs reached exactly, a head
+    that does not fit before one that would, a budget shared out."""
+    admit = lambda self, budget: module("minicb.stages.iteration").Scheduler.admit(  # noqa: E731
+        self, budget)
+    def call(running, waiting, fits, is_open, seats, budget):
+        self = scheduler(running, waiting, fits, is_open, max_num_seqs=seats)   # a fresh one a call
+        return admit(self, budget), state(self)
+    cases = {"admission closed": ([], "ab", dict(a=4, b=4), False, 4, 16),
+             "one seat left": (["x", "y"], "abc", dict(a=4, b=4, c=4), True, 3, 16),
+             "a head that does not fit": ([], "ab", dict(b=4), True, 4, 16),
+             "a budget shared out": ([], "abc", dict(a=6, b=6, c=6), True, 4, 13)}
+    return [(label, lambda a=a: call(*a), lambda r: r) for label, a in cases.items()]
+
+
+def chunking_cases():
+    """How much of a request fits, at each boundary: remaining equal to the step's
+    budget, to max_num_batched_tokens, one over; chunked prefill on and off."""
+    fit = lambda self, remaining, budget: module("minicb.stages.iteration").Scheduler.fit(  # noqa: E731
+        self, remaining, budget)
+    cases = {}
+    for chunked in (False, True):
+        for remaining, budget in ((16, 16), (16, 15), (17, 16), (5, 16), (16, 0)):
+            cases[f"{remaining} remaining, {budget} left, chunked prefill {'on' if chunked else 'off'}"] = (
+                scheduler(enable_chunked_prefill=chunked, max_num_batched_tokens=16), remaining, budget)
+    return [(label, lambda a=a: fit(*a), lambda r: r) for label, a in cases.items()]
+
+
+def admission_trigger_cases():
+    """The rescheduling knobs at their boundaries: the interval reached exactly, the
+    waiting-to-running ratio met exactly, nothing running."""
+    is_open = lambda self: module("minicb.stages.iteration").Scheduler.admission_open(self)  # noqa: E731
+
+    def call(steps, running, waiting):
+        self = scheduler(running, waiting, schedule_interval=3, waiting_served_ratio=1.5)
+        self.steps_since_admission = steps
+        return is_open(self), state(self)
+    cases = {"the interval reached exactly, the ratio met exactly": (2, "xy", "abc"),
+             "one step short of the interval": (1, "xy", "abcd"),
+             "one request short of the ratio": (2, "xy", "ab"),
+             "nothing running": (0, "", "a")}
+    return [(label, lambda a=a: call(*a), lambda r: r) for label, a in cases.items()]
+
+
+CASES = {"stop_reason": stop_reason_cases, "left_padding": left_padding_cases,
+         "admission": admission_cases,
+         "chunking": chunking_cases, "admission_trigger": admission_trigger_cases, "top_p": top_p_cases, "tpot": tpot_cases,
+         "judge": judge_cases, "percentiles": percentile_cases, "text_stream": text_stream_cases,
          "vocab_share": vocab_share_cases, "collectives": collective_cases, "step": step_cases,
          "budget": budget_cases}
 
 
 def same(a, b) -> bool:
     """Equal, floats within a relative 1e-9 (the order of a sum may differ), nan
-    equal to nan."""
+    equal to nan; tensors of one shape and dtype, within float32's rounding."""
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
             math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15) or (math.isnan(a) and math.isnan(b)))
+    if torch.is_tensor(a) or torch.is_tensor(b):
+        return (torch.is_tensor(a) and torch.is_tensor(b) and a.shape == b.shape
+                and a.dtype == b.dtype and torch.allclose(a, b, rtol=1e-6, atol=1e-7))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):

@@ -3,9 +3,11 @@ wrapper (with the student's function swapped in) and its naive reference
 (``kernels/reference.py``) on the same random inputs, small enough for Triton's
 interpreter: a few seconds on a laptop.
 
-Each case is (label, kernel call, reference call, tolerance). The shapes cover
-what the engine meets: prompts and single-token decodes, grouped-query heads,
-lengths on and off a tile's or a block's edge, fp32 and fp16.
+Each case is (label, kernel call, reference call, tolerance), and a fifth item,
+True, where the input is one the kernel may refuse with ValueError instead (a last
+axis that is not contiguous): then it must compute it right or refuse it. The
+shapes cover what the engine meets: prompts and single-token decodes, grouped-query
+heads, lengths on and off a tile's or a block's edge, fp32 and fp16.
 """
 import importlib
 from functools import partial
@@ -46,6 +48,12 @@ def attention_cases():
             cases.append((f"{name(dtype)}, {queries} queries over {context} keys, "
                           f"{heads}/{kv_heads} heads", partial(contiguous_attention, *args),
                           partial(reference.contiguous_attention, *args), TOLERANCE[dtype]))
+    # Scores far beyond exp's range (float32 overflows past e^88): only a shift by each
+    # row's running maximum keeps every exponent at or below 0.
+    g = torch.Generator().manual_seed(3)
+    q, k, v = 40 * randn(g, 5, 4, HEAD_DIM), randn(g, 70, 2, HEAD_DIM), randn(g, 70, 2, HEAD_DIM)
+    cases.append(("float32, scores in the hundreds", partial(contiguous_attention, q, k, v, 70),
+                  partial(reference.contiguous_attention, q, k, v, 70), TOLERANCE[torch.float32]))
     return cases + padded_cases()
 
 
@@ -109,6 +117,10 @@ def combine_cases():
                           partial(_combine, parts, lse, dtype),
                           partial(reference.combine_splits, parts, lse, dtype), TOLERANCE[dtype]))
         g = torch.Generator().manual_seed(99)
+        parts, lse = randn(g, 3, 5, 3, 2 * HEAD_DIM)[..., ::2], randn(g, 3, 5, 3)
+        cases.append((f"{name(dtype)}, parts whose last axis is strided",
+                      partial(_combine, parts, lse, dtype),
+                      partial(reference.combine_splits, parts, lse, dtype), TOLERANCE[dtype], True))
         args = paged_inputs(g, [1] * 3, [70, 5, 33], 4, 2, 4, dtype)
         cases.append((f"{name(dtype)}, decodes split 4 ways", partial(paged_attention, *args, 1, 4),
                       partial(reference.paged_attention, *args), TOLERANCE[dtype]))
@@ -134,6 +146,15 @@ def norm_cases():
                           f"{'with' if with_residual else 'without'} a residual",
                           partial(_norm, norm, *args), partial(reference.add_rms_norm, *args),
                           TOLERANCE[dtype]))
+        g = torch.Generator().manual_seed(7)
+        x, weight = randn(g, 3, 64, dtype=dtype), 1 + randn(g, 64, dtype=dtype) / 4
+        wide = randn(g, 3, 96, dtype=dtype)[:, :64]             # rows 96 apart, not 64
+        strided = x.t().contiguous().t()                          # its last axis 3 apart
+        for label, args, may_refuse in [("a residual whose rows are 96 apart", (x, wide), False),
+                                        ("x's last axis strided", (strided, None), True)]:
+            args = (*args, weight, 1e-6)
+            cases.append((f"{name(dtype)}, {label}", partial(_norm, norm, *args),
+                          partial(reference.add_rms_norm, *args), TOLERANCE[dtype], may_refuse))
     return cases
 
 

@@ -19,5 +19,6 @@ def combine_splits(parts, lse, dtype):
     denominator, -inf where the range held no key. Return [N, H, d] in
     ``dtype``: the attention over every range's keys together; a row that no
     range saw becomes 0. Raise ValueError if lse's shape does not match parts'.
+    An input whose last axis is not contiguous: compute it right, or raise ValueError.
     """
     raise NotImplementedError

@@ -19,6 +19,7 @@ def add_rms_norm(x, residual, weight, eps):
     when residual is None), in x's dtype; out = weight * normalised, where
     normalised is new_residual divided by the root mean square of its row plus
     eps under the root, computed in fp32 and rounded to x's dtype before the
-    weight multiplies it.
+    weight multiplies it. An input whose last axis is not contiguous: compute it
+    right, or raise ValueError.
     """
     raise NotImplementedError
