@@ -224,7 +224,9 @@ def admission_open_never_resetting(self):
      r"tensor\(\[\[0.5000, 0.2500, 0.2500\]\]\); the engine's own code gives tensor\(\[\[1., 0., 0.\]\]\)"),
     ("left_padding", right_padded, r"left_padding \(one long, one short\): yours gives "
      r"\(\[\[5, 6, 7\], \[8, 0, 0\]\], "),
-    ("static_batches", next_batch_unsorted, r"static_batches: step \d+ differs"),
+    ("static_batches", next_batch_unsorted, r"static_batches \(with bucket_by_length=True\): step 1 "
+     r"differs. The engine's own code ran a prefill step of requests \['9', '13', '6'\] \(\d+ tokens "
+     r"fed, \d+ KV token slots held\); with yours it ran a prefill step of requests \['0', '1', '2'\]"),
     ("first_fit", last_fit, r"first_fit: after step \d+, request \d+ holds cache rows \[start, stop\) "
      r"\(\d+, \d+\); the engine's own code gives it \(\d+, \d+\) \(a slot goes in the first hole "
      r"it fits\)"),
@@ -236,7 +238,8 @@ def admission_open_never_resetting(self):
      r"admission_trigger \(the interval reached exactly, the ratio met exactly\): yours gives "
      r"\(True, \(\['x', 'y'\], \['a', 'b', 'c'\], 3\)\); the engine's own code gives \(True, "),
     ("block_allocation", allocate_from_the_back,
-     r"block_allocation: after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
+     r"block_allocation \(with block_size=4, num_blocks=64\): "
+     r"after step 1, request 0 holds blocks \[63, 62, .*, 50\]; the engine's own "
      r"code gives it \[0, 1, .*, 13\] \(new blocks come from the front of the free list, in order\)"),
     ("online_softmax", attend_block_without_rescaling,
      r"online_softmax \(float32, 1 queries over 37 keys, 4/2 heads\): element \[0, \d, \d+\] is "
@@ -387,19 +390,30 @@ def test_each_kernel_stub_says_it_is_not_started():
     ("admission", admit_skipping_the_head,
      r"admission \(a head that does not fit\): yours gives \(\[\('b', 4\)\], "),
     ("block_allocation", allocate_without_taking,
-     r"block_allocation: after step 1: blocks \[.*\] are given out twice"),
+     r"block_allocation \(with block_size=4, num_blocks=64\): "
+     r"after step 1: blocks \[.*\] are given out twice"),
     ("slot_mapping", cache_rows_off_by_one,
-     r"slot_mapping: request \d+ got \[.*\] \(length\); the engine's own code gives \[.*\] "
+     r"slot_mapping \(with block_size=4, num_blocks=64\): "
+     r"request \d+ got \[.*\] \(length\); the engine's own code gives \[.*\] "
      r"\(length\): they part at output token \d+"),
     ("tpot", tpot_over_all_tokens, r"tpot \(two tokens\): yours gives 0.125; the engine's own code "
      r"gives 0.25"),
     ("dynamic_window", next_batch_ignoring_time,
-     r"dynamic_window: requests \['20', '21'\] were still unfinished 10 s after the last "
-     "arrival: stranded"),
+     r"dynamic_window \(the oldest waited exactly the window\): yours gives \(\[\], \['0', '1'\]\); "
+     r"the engine's own code gives \(\['0', '1'\], \[\]\)"),
 ])
 def test_a_wrong_answer_is_caught_where_it_goes_wrong(llama, name, function, message):
     with pytest.raises(CheckFailed, match=message):
         check(name, function, llama)
+
+
+def test_a_request_left_waiting_is_named_stranded(llama, monkeypatch):
+    """The run's own rule, without the cases that now catch this answer first."""
+    monkeypatch.setitem(EXERCISES, "dynamic_window",
+                        dataclasses.replace(EXERCISES["dynamic_window"], cases=None))
+    with pytest.raises(CheckFailed, match=r"dynamic_window: requests \['20', '21'\] were still "
+                                          r"unfinished 10 s after the last arrival: stranded"):
+        check("dynamic_window", next_batch_ignoring_time, llama)
 
 
 def test_an_error_in_a_students_function_is_named_as_theirs(llama):
@@ -426,7 +440,8 @@ BROKEN = {   # what a student's file may do wrong, and the one line that must sa
                  r"chunking \(16 remaining, 16 left, chunked prefill off\): yours gives None, where "
                  r"a number is due; the engine's own code gives 16"),
     "slot_mapping": ("def cache_rows(self, request, start, count):\n    return None\n",
-                     r"slot_mapping: the engine raised TypeError in step 1: 'NoneType' object is "
+                     r"slot_mapping \(with block_size=4, num_blocks=64\): "
+                     r"the engine raised TypeError in step 1: 'NoneType' object is "
                      r"not iterable in iteration.py's prepare, after your cache_rows returned: what "
                      r"it returned or left behind is not what the engine can use"),
     "percentiles": ("def percentiles(values):\n    return None\n",

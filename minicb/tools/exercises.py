@@ -159,12 +159,12 @@ EXERCISES = {e.name: e for e in [
              cases="left_padding"),
     exercise("static_batches", 2, "minicb.stages.static:StaticEngine.next_batch",
              "cut the next static batch, sorted by max_tokens when bucketing",
-             dict(engine="static", max_batch_size=3, bucket_by_length=True),
-             num_requests=14, output_len=(1, 24)),
+             [dict(engine="static", max_batch_size=3, bucket_by_length=bucket)
+              for bucket in (True, False)], num_requests=14, output_len=(1, 24)),
     exercise("dynamic_window", 3, "minicb.stages.dynamic:DynamicEngine.next_batch",
              "close a batch when it is full or its oldest request has waited long enough",
              dict(engine="dynamic", max_batch_size=4, max_wait_ms=20), num_requests=22,
-             qps=60.0),
+             qps=60.0, cases="dynamic_window"),
     exercise("tpot", 3, "minicb.request:RequestMetrics.tpot",
              "time per output token after the first",
              dict(engine="dynamic", max_batch_size=4, max_wait_ms=10), num_requests=16,
@@ -181,12 +181,12 @@ EXERCISES = {e.name: e for e in [
              prompt_len=(2, 20), output_len=(1, 40), qps=400.0),
     exercise("block_allocation", 5, f"{PAGED}:BlockManager.allocate",
              "grow a request's block table to cover its tokens",
-             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=64),
-             num_requests=16),
+             [dict(engine="paged", max_num_seqs=6, block_size=size, num_blocks=256 // size)
+              for size in (4, 1, 16)], num_requests=16),
     exercise("slot_mapping", 5, f"{PAGED}:BlockManager.cache_rows",
              "map token positions to cache rows through the block table",
-             dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=64),
-             num_requests=16),
+             [dict(engine="paged", max_num_seqs=6, block_size=size, num_blocks=256 // size)
+              for size in (4, 1, 16)], num_requests=16),
     exercise("preemption", 6, f"{PAGED}:PagedScheduler.preempt",
              "preempt by recomputation: free a request's blocks and requeue it",
              # With chunks, the request just preempted could come back at once in a

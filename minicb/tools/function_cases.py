@@ -22,7 +22,7 @@ import torch
 from ..checkpoint import SHAPES
 from ..costmodel import HARDWARE, MODEL_SHAPES
 from ..model import ModelConfig
-from ..request import Request
+from ..request import Request, RequestMetrics
 from ..sampling import SamplingParams
 
 
@@ -84,12 +84,16 @@ def text_stream_cases():
 def vocab_share_cases():
     """Each rank's share of an embedding table's rows, vocabularies that divide
     evenly and ones that do not."""
-    def share(vocab, n, rank):
-        weight = torch.arange(vocab * 3, dtype=torch.float32).view(vocab, 3)
+    def share(vocab, n, rank, dtype):
+        weight = torch.arange(vocab * 3, dtype=dtype).view(vocab, 3)
         start, end, rows = module("minicb.executors.parallel").vocab_share(weight, rank, n)
-        return start, end, tuple(rows.shape), rows.tolist()
-    return [(f"{vocab} tokens, rank {rank} of {n}", lambda a=(vocab, n, rank): share(*a), lambda s: s)
-            for vocab, n in [(12, 3), (10, 3), (7, 4), (5, 8)] for rank in range(n)]
+        return (start, end, tuple(rows.shape), rows.tolist(), type(rows).__name__, rows.dtype,
+                rows.requires_grad)
+    return [(f"{vocab} tokens, rank {rank} of {n}{', float16' if dtype == torch.float16 else ''}",
+             lambda a=(vocab, n, rank, dtype): share(*a), lambda s: s)
+            for vocab, n, dtype in [(12, 3, torch.float32), (10, 3, torch.float32),
+                                    (7, 4, torch.float32), (5, 8, torch.float32),
+                                    (10, 3, torch.float16)] for rank in range(n)]
 
 
 def collective_cases():
@@ -128,7 +132,8 @@ def budget_cases():
     kv_budget = lambda *args: module("minicb.costmodel").kv_budget(*args)   # noqa: E731
     cases = {"OPT-13B on an A100 40 GB": ("a100-40gb", "opt-13b", 2, 0.9),
              "Llama 3.1 8B on an H100": ("h100-sxm", "llama-3.1-8b", 2, 0.9),
-             "in fp32, at 0.5": ("h200", "llama-3.2-1b", 4, 0.5)}
+             "in fp32, at 0.5": ("h200", "llama-3.2-1b", 4, 0.5),
+             "weights larger than the share: below 0": ("a100-40gb", "opt-13b", 4, 0.5)}
     return [(label, lambda h=hw, m=shape, b=bpv, u=util: kv_budget(HARDWARE[h], MODEL_SHAPES[m], b, u),
              lambda s: s) for label, (hw, shape, bpv, util) in cases.items()]
 
@@ -188,6 +193,27 @@ class StandIn(SimpleNamespace):
     def __getattr__(self, name):
         raise AttributeError(f"{name!r}: this check's stand-in has only "
                              f"{', '.join(vars(self))}, as the exercise's contract says")
+
+
+def dynamic_window_cases():
+    """The window at its edges: the oldest request waited exactly max_wait_ms (every
+    time exact in binary), a moment less, a batch full at once, nothing waiting."""
+    next_batch = lambda self: module("minicb.stages.dynamic").DynamicEngine.next_batch(self)  # noqa: E731
+
+    def call(arrivals, now):
+        waiting = deque(Request([1], SamplingParams(max_tokens=4), (2,), request_id=str(i),
+                                metrics=RequestMetrics(arrival)) for i, arrival in enumerate(arrivals))
+        # a stage 3 engine with nothing but the contract's fields (stage 2's batch cut is its
+        # parent's, which the student's calls)
+        self = object.__new__(module("minicb.stages.dynamic").DynamicEngine)
+        vars(self).update(waiting=waiting, clock=lambda: now, config=StandIn(
+            max_batch_size=3, max_wait_ms=125, bucket_by_length=False))
+        batch = next_batch(self)
+        return [r.request_id for r in batch], [r.request_id for r in self.waiting]
+    cases = {"the oldest waited exactly the window": ([0.25, 0.3], 0.375),
+             "the oldest a moment short of the window": ([0.25, 0.3], 0.37),
+             "a full batch at once": ([0.25, 0.25, 0.25, 0.25], 0.25), "nothing waiting": ([], 1.0)}
+    return [(label, lambda a=a: call(*a), lambda r: r) for label, a in cases.items()]
 
 
 def scheduler(running=(), waiting=(), fits=None, is_open=True, **config):
@@ -250,6 +276,7 @@ def admission_trigger_cases():
 
 
 CASES = {"stop_reason": stop_reason_cases, "left_padding": left_padding_cases,
+         "dynamic_window": dynamic_window_cases,
          "admission": admission_cases,
          "chunking": chunking_cases, "admission_trigger": admission_trigger_cases, "top_p": top_p_cases, "tpot": tpot_cases,
          "judge": judge_cases, "percentiles": percentile_cases, "text_stream": text_stream_cases,
