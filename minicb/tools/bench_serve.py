@@ -21,6 +21,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .options import WORKLOAD_HELP, Help
+from .scale import machine, this_run
 from .workload import PRESETS, preset_workload
 
 
@@ -203,7 +204,8 @@ def run(args) -> dict:
         print("failures:", *errors[:5], sep="\n  ")
     result = dict(base_url=args.base_url, model=model, workload=workload.description,
                   request_rate=args.request_rate, burstiness=args.burstiness,
-                  max_concurrency=args.max_concurrency, results=numbers)
+                  max_concurrency=args.max_concurrency, results=numbers,
+                  client=dict(this_run(), machine=machine()))    # the server's is its own
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2, default=str)
