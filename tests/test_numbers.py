@@ -11,7 +11,8 @@ from minicb.tools.scale import project_root
 # still to be converted, and only their marked numbers are checked.
 CONVERTED = ["lessons/introduction.md", "lessons/request_life.md", "lessons/01_single.md", "lessons/02_static.md",
              "lessons/03_dynamic.md", "lessons/04_continuous.md", "lessons/05_paged.md",
-             "lessons/06_memory_pressure.md", "lessons/10_parallelism.md", "lessons/references.md",
+             "lessons/06_memory_pressure.md", "lessons/09_serving.md", "lessons/10_parallelism.md",
+             "lessons/references.md",
              "notebooks/answers.md"]
 
 RATIO = 'median_ratio_to_static["1536"]["paged"]'

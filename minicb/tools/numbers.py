@@ -45,7 +45,7 @@ DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[\w-]+))?-->(?P<va
 # What reads as a measured number: digits with a unit of time, rate, bytes, a ratio
 # or a share (1.44x, 3.05 ms, 5,891 tokens per second, 2.47 GB, 77%).
 MEASURED_LOOKING = re.compile(
-    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×](?!\s*\d)|%|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
+    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×](?!\s*\d|\w)|%|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
     r"[KMGT]i?B(?:/s)?\b|tok/s\b|tokens? (?:per|a) second\b|requests? (?:per|a) second\b|times\b))")
 BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() / "lessons").glob("*.md")),
               "notebooks/answers.md"]
