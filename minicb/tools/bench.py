@@ -18,6 +18,7 @@ from ..sampling import SamplingParams
 from ..stages import STAGES
 from .driver import replay
 from .figures import environment
+from .scale import this_run
 from .options import engine_options
 from .peers import run_peer
 from .workload import preset_workload
@@ -115,7 +116,7 @@ def main(args):
     if args.out:
         result = dict(model=str(model), workload=workload.description, options=options,
                       engine_options=per_engine, threads=torch.get_num_threads(),
-                      environment=environment(), machine=machine(),
+                      environment=environment(), machine=machine(), run=this_run(),
                       rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"results: {args.out}")
