@@ -3,8 +3,9 @@
 #               answers, a table of the stages and a figure
 #   make test   everything CI runs: unit/kernel/engine tests, the book built and opened in
 #               headless Chromium (installed if missing), the kernels compiled for sm_90
-#               (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80) and a rehearsal of
-#               the GPU run, in two processes; then the notebooks, one at a time
+#               (MINICB_COMPILE_CHECK=full: every case, sm_90 and sm_80), in two
+#               processes; then the notebooks, one at a time (make gpu-rehearsal: the GPU
+#               run rehearsed on this CPU, which make test leaves out)
 #   make lab    the notebooks in JupyterLab
 #   make mutants   each exercise's check against wrong versions of the engine's answer (its
 #                  mutants): what share it kills, and which survive, into tests/mutants.json
@@ -67,9 +68,8 @@ $(OLDEST_TRANSFORMERS_DIR)/.installed: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) -m minicb demo
 
-# The tests run in TEST_WORKERS processes (the rehearsal of a GPU run is one long test among
-# them); then the notebooks, one at a time, so that their claims about time are judged on a
-# machine that runs nothing else of theirs.
+# The tests run in TEST_WORKERS processes; then the notebooks, one at a time, so that their
+# claims about time are judged on a machine that runs nothing else of theirs.
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed $(OLDEST_TRANSFORMERS_DIR)/.installed chromium
 	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) MINICB_OLDEST_TRANSFORMERS=$(OLDEST_TRANSFORMERS_DIR) \
