@@ -18,6 +18,7 @@ import copy
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -164,7 +165,7 @@ def compiled(name: str, tree, label: str):
     ex = EXERCISES[name]
     original = importlib.import_module(ex.target.partition(":")[0])
     SCRATCH.mkdir(parents=True, exist_ok=True)
-    file = SCRATCH / f"{name}_{label}.py"
+    file = SCRATCH / f"{name}_{label}_{os.getpid()}.py"       # processes may compile one at once
     file.write_text(ast.unparse(ast.Module([tree], [])) + "\n")
     module = types.ModuleType(f"mutant_{name}_{label}")
     module.__dict__.update(vars(original))
