@@ -15,6 +15,7 @@ to its end. Stages 4-5 share theirs, scheduling before every step, in
 from collections import deque
 from contextlib import contextmanager
 
+import numpy as np
 import torch
 
 from ..attention import attention_ops
@@ -145,9 +146,15 @@ class Engine:
 def to_device(values, dtype, device):
     """A host list as a tensor on device, staged in pinned memory and copied
     without waiting: a blocking copy would also wait for every kernel already
-    queued on the GPU."""
-    on_cuda = str(device).startswith("cuda")
-    return torch.tensor(values, dtype=dtype, pin_memory=on_cuda).to(device, non_blocking=True)
+    queued on the GPU. numpy reads the list: about three times as fast as
+    torch.tensor, and a step's block tables hold thousands of ints."""
+    host = torch.from_numpy(np.array(values, dtype=NUMPY[dtype]))
+    if str(device).startswith("cuda"):
+        host = host.pin_memory()
+    return host.to(device, non_blocking=True)
+
+
+NUMPY = {torch.long: np.int64, torch.int32: np.int32, torch.bool: np.bool_, torch.float32: np.float32}
 
 
 # ANCHOR: stop_reason
