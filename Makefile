@@ -69,12 +69,14 @@ demo: $(VENV)/.installed
 	$(PY) -m minicb demo
 
 # The tests run in TEST_WORKERS processes; then the notebooks, one at a time, so that their
-# claims about time are judged on a machine that runs nothing else of theirs.
+# claims about time are judged on a machine that runs nothing else of theirs. How long each
+# half took goes to TEST_TIMES (minicb/tools/timed.py; the README quotes a run's record).
 TEST_WORKERS ?= 2
+TEST_TIMES ?= scratch/make_test.json
 test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed $(OLDEST_TRANSFORMERS_DIR)/.installed chromium
 	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) MINICB_OLDEST_TRANSFORMERS=$(OLDEST_TRANSFORMERS_DIR) \
-	  $(PY) -m pytest -n $(TEST_WORKERS) tests
-	$(PY) -m pytest --nbval-lax notebooks
+	  $(PY) -m minicb.tools.timed $(TEST_TIMES) tests -- $(PY) -m pytest -n $(TEST_WORKERS) tests
+	$(PY) -m minicb.tools.timed $(TEST_TIMES) notebooks -- $(PY) -m pytest --nbval-lax notebooks
 
 # The book's browser test (tests/test_book_in_browser.py) opens the built book in Debian's
 # Chromium through chromedriver. Installed here when missing; where it cannot be (no root,

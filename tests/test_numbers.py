@@ -126,3 +126,21 @@ def test_a_file_declares_its_inputs_and_citations_once():
     assert unsourced(text) == ["line 1: 3.05 ms"]
     assert unknown_citations(text.replace("anyscale:", "elsewhere:")) == [
         "line 4: '23x' cites 'elsewhere', which lessons/references.md does not define"]
+
+
+def test_a_timed_command_adds_its_seconds_and_its_status_to_the_record(tmp_path):
+    import json
+    import sys
+
+    from minicb.tools.scale import current_commit
+    from minicb.tools.timed import main
+
+    record = tmp_path / "make_test.json"
+    assert main([str(record), "tests", "--", sys.executable, "-c", "pass"]) == 0
+    assert main([str(record), "notebooks", "--", sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    saved = json.loads(record.read_text())
+    assert saved["commit"] == current_commit() and saved["cores"] >= 1
+    assert saved["tests"]["passed"] is True and saved["notebooks"]["passed"] is False
+    assert 0 <= saved["tests"]["seconds"] < 60
+    with pytest.raises(SystemExit, match="FILE NAME -- COMMAND"):
+        main([str(record), "tests", "pass"])

@@ -95,6 +95,24 @@ def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str 
     return checked(png, sidecar)
 
 
+def save_simulated_numbers(name: str, numbers: dict) -> Path:
+    """Predictions a notebook prints that no figure draws, into ``name``.json beside
+    the simulated figures, marked as predictions and naming their run, so that the
+    book quotes them from there (minicb.tools.numbers). Each call of one run adds to
+    what that run saved before; a file from another run is replaced."""
+    if not name.endswith("_simulated"):
+        raise ValueError(f"{name!r}: a file of predictions is named NAME_simulated")
+    path = project_root() / os.environ.get("MINICB_FIGURES_DIR", "scratch/figures/simulated") / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run = {**this_run(), **RUNNING}
+    saved = json.loads(path.read_text()) if path.is_file() else {}
+    if saved.get("run", {}).get("run_id") != run["run_id"]:
+        saved = {}
+    sidecar = dict(saved, simulated=True, date=datetime.date.today().isoformat(), **numbers, run=run)
+    path.write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
+    return path
+
+
 def redraw_figure(fig, sidecar: dict, folder: Path, why: str) -> Path:
     """Save ``fig``, drawn anew from ``sidecar``'s own numbers, as the figure of the
     run that measured them: that run's stamp and sidecar, with the date it was
