@@ -231,10 +231,11 @@ def launch_cost(spread: dict) -> float:
     return median_step("off") - median_step("on")
 
 
-def spread_errors(profile: Hardware, spread: dict) -> dict:
+def spread_errors(profile: Hardware, spread: dict, engines=None, **more) -> dict:
     """{cap: {engine: (predicted, measured)}} of steps and output tokens per second:
     the simulated executor with ``profile`` runs the spread experiment of a
-    07_throughput_vs_spread sidecar, each engine with the options it ran with."""
+    07_throughput_vs_spread sidecar, each engine with the options it ran with
+    (and ``more``: what if it had run with them); ``engines``: only these."""
     sizes, shape, errors = spread["sizes"], spread["model"]["shape"], {}
     for cap, setup in spread["setup"].items():
         workload = preset_workload("anyscale", num_requests=sizes["num_requests"],
@@ -243,10 +244,10 @@ def spread_errors(profile: Hardware, spread: dict) -> dict:
         measured = spread["measurements"][0][cap]
         errors[cap] = {}
         for engine, options in setup["options"].items():
-            if engine not in measured:                  # dynamic: static's batches here
+            if engine not in measured or (engines and engine not in engines):   # dynamic: static's batches here
                 continue
             simulated = LLMEngine(shape, engine=engine, executor="simulated",
-                                  hardware=profile, **options)
+                                  hardware=profile, **options | more)
             run = replay(simulated, workload).summary()
             errors[cap][engine] = dict(
                 steps=(run["steps"], measured[engine]["steps"]),
