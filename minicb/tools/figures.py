@@ -271,6 +271,8 @@ def legibility_problems(folder) -> list[str]:
         if sidecar.stem.endswith("_claims"):       # a notebook's verdicts, no figure's
             continue
         meta = json.loads(sidecar.read_text())
+        if "figure" not in meta:                    # numbers no figure draws (save_simulated_numbers)
+            continue
         if "smallest_text_in_book_px" not in meta:
             problems.append(f"{sidecar.name}: does not say how its text reads (saved before it did)")
             continue
