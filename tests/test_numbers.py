@@ -144,3 +144,12 @@ def test_a_timed_command_adds_its_seconds_and_its_status_to_the_record(tmp_path)
     assert 0 <= saved["tests"]["seconds"] < 60
     with pytest.raises(SystemExit, match="FILE NAME -- COMMAND"):
         main([str(record), "tests", "pass"])
+
+
+def test_an_output_block_is_filled_from_its_file_and_the_next_block_is_left_alone():
+    saved = (project_root() / "figures" / "cpu" / "demo_output.txt").read_text().strip("\n")
+    text = "<!--output cpu/demo_output.txt-->\n```\n```\n\nthen\n\n```bash\nmake demo\n```\n"
+    assert rendered(text) == f"<!--output cpu/demo_output.txt-->\n```\n{saved}\n```\n\nthen\n\n```bash\nmake demo\n```\n"
+    assert differences(rendered(text)) == []
+    assert differences(text.replace("```\n```", "```\nsomething else\n```")) == [
+        "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m minicb.tools.numbers render copies it)"]

@@ -36,7 +36,8 @@ from .workload import preset_workload, synthetic_workload
 
 MARKED = re.compile(r"<!--m (?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
-OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>.*?)\n```", re.S)
+# Its body never runs past its own closing fence, empty or not.
+OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>(?:(?!```).)*?)\n?```", re.S)
 # Numbers a file declares, once, as inputs or as published figures with their reference.
 DECLARED_LIST = re.compile(r"<!--(?:inputs|cited [\w-]+): (?P<numbers>.*?)-->", re.S)
 # A number's source, defined once and named, for markers that give only the name.
