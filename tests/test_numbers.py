@@ -7,14 +7,6 @@ from minicb.tools import numbers
 from minicb.tools.numbers import BOOK_FILES, differences, misplaced, rendered, unknown_citations, unsourced
 from minicb.tools.scale import project_root
 
-# Files whose numbers are all marked (a source, an input or a citation); the rest are
-# still to be converted, and only their marked numbers are checked.
-CONVERTED = ["lessons/introduction.md", "lessons/request_life.md", "lessons/01_single.md", "lessons/02_static.md",
-             "lessons/03_dynamic.md", "lessons/04_continuous.md", "lessons/05_paged.md",
-             "lessons/06_memory_pressure.md", "lessons/09_serving.md", "lessons/10_parallelism.md",
-             "lessons/references.md",
-             "notebooks/answers.md"]
-
 RATIO = 'median_ratio_to_static["1536"]["paged"]'
 
 
@@ -24,8 +16,8 @@ def test_every_marked_number_is_what_its_sidecar_gives(name):
     assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
 
 
-@pytest.mark.parametrize("name", CONVERTED)
-def test_a_converted_file_has_no_number_without_a_source(name):
+@pytest.mark.parametrize("name", BOOK_FILES)
+def test_no_measured_number_in_the_book_or_the_readme_lacks_a_source(name):
     assert unsourced((project_root() / name).read_text()) == []
 
 
