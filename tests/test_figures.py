@@ -347,3 +347,35 @@ def test_a_simulated_figure_of_two_profiles_names_each_and_its_kind(tmp_path, mo
     stamp = " ".join(t.get_text() for t in fig.texts)
     assert "profile h200 (datasheet, assumed fractions); h200-measured (measured)" in stamp
     assert figures.simulated_sidecar_problems(tmp_path) == []
+
+
+def test_the_spread_figure_is_redrawn_from_its_sidecar_with_the_peers_apart(tmp_path):
+    """On a linear scale the peers, a hundredth of the engines' rate, lay on top of each
+    other at zero; on a log scale each line has its own place."""
+    gpu = figures.project_root() / "figures" / "gpu"
+    for suffix in (".json", ".png"):
+        (tmp_path / f"07_throughput_vs_spread{suffix}").write_bytes((gpu / f"07_throughput_vs_spread{suffix}").read_bytes())
+    meta = json.loads((tmp_path / "07_throughput_vs_spread.json").read_text())
+    fig = figures.REDRAW["07_throughput_vs_spread"](meta)
+    assert [ax.get_yscale() for ax in fig.axes] == ["log", "log"]
+    figures.main(["redraw", str(tmp_path / "07_throughput_vs_spread.json"), "--why", "a test"])
+    redrawn = json.loads((tmp_path / "07_throughput_vs_spread.json").read_text())
+    assert redrawn["measurements"] == meta["measurements"] and redrawn["over_data"] == []
+
+
+@pytest.mark.parametrize("change,says", [
+    (lambda m: m.update(measurements=[]), 'needs a non-empty "setup" object and a non-empty "measurements" list'),
+    (lambda m: m["measurements"][0]["32"]["paged"].update(output_tok_s=float("nan")),
+     "measurements[0]['32']['paged']: numbers must be positive and finite, got output_tok_s nan"),
+    (lambda m: m["measurements"].append({"32": m["measurements"][0]["32"]}),
+     "measurements[1] has other caps or runs than measurements[0]"),
+], ids=["no rounds", "nan", "rounds differ"])
+def test_redraw_refuses_a_bad_spread_sidecar_in_one_line(tmp_path, capsys, change, says):
+    meta = json.loads((figures.project_root() / "figures" / "gpu" / "07_throughput_vs_spread.json").read_text())
+    change(meta)
+    path = tmp_path / "07_throughput_vs_spread.json"
+    path.write_text(json.dumps(meta))
+    with pytest.raises(SystemExit) as stopped:
+        figures.main(["redraw", str(path)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and len(err.splitlines()) == 1 and says in err, err

@@ -147,7 +147,7 @@ def to_device(values, dtype, device):
     """A host list as a tensor on device, staged in pinned memory and copied
     without waiting: a blocking copy would also wait for every kernel already
     queued on the GPU. numpy reads the list: about three times as fast as
-    torch.tensor, and a step's block tables hold thousands of ints."""
+    torch.tensor, and a step's inputs can hold thousands of ints."""
     host = torch.from_numpy(np.array(values, dtype=NUMPY[dtype]))
     if str(device).startswith("cuda"):
         host = host.pin_memory()

@@ -244,7 +244,8 @@ def spread_errors(profile: Hardware, spread: dict, engines=None, **more) -> dict
         measured = spread["measurements"][0][cap]
         errors[cap] = {}
         for engine, options in setup["options"].items():
-            if engine not in measured or (engines and engine not in engines):   # dynamic: static's batches here
+            # dynamic batching is not measured there (static's batches)
+            if engine not in measured or (engines and engine not in engines):
                 continue
             simulated = LLMEngine(shape, engine=engine, executor="simulated",
                                   hardware=profile, **options | more)

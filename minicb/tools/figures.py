@@ -31,7 +31,7 @@ from PIL import Image
 
 from .. import executors
 from ..costmodel import HARDWARE, MODEL_SHAPES
-from .plots import plot_decode_roofline
+from .plots import plot_decode_roofline, plot_throughput_vs_spread
 from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
 
 
@@ -377,7 +377,10 @@ def sidecar_problems(folder, gpu=True) -> list[str]:
 
 # Figures drawn by a function of the numbers their sidecars keep: a GPU run's figure can
 # be laid out anew without running it again.
-REDRAW = {"08_decode_roofline": lambda meta: plot_decode_roofline(meta["measurements"], meta["context"])}
+REDRAW = {"08_decode_roofline": lambda meta: plot_decode_roofline(meta["measurements"], meta["context"]),
+          "07_throughput_vs_spread": lambda meta: plot_throughput_vs_spread(
+              meta["measurements"], list(next(iter(meta["setup"].values()))["options"]),
+              full=meta["scale"] != SCALE_NAMES["cpu"])}
 
 
 def read_sidecar(path: Path) -> dict:
@@ -395,7 +398,7 @@ def read_sidecar(path: Path) -> dict:
     name = Path(meta["figure"]).stem
     if name not in REDRAW:
         raise ValueError(f"no drawing of {name} from its sidecar; these have one: {sorted(REDRAW)}")
-    check_roofline_numbers(meta)
+    CHECKS[name](meta)
     return meta
 
 
@@ -420,6 +423,33 @@ def check_roofline_numbers(meta: dict):
                                  f"and finite, got {', '.join(bad)}")
         if f"{key.split(' | ')[0]} | paged" not in measurements:
             raise ValueError(f"measurements[{key!r}]: its shape has no \"| paged\" series to draw")
+
+
+def check_spread_numbers(meta: dict):
+    """07_throughput_vs_spread's: the engines' options (setup), and rounds of
+    {cap: {name: summary}}, every round with the same caps and names, each summary
+    with positive finite tokens per second."""
+    rounds, setup = meta.get("measurements"), meta.get("setup")
+    if not isinstance(setup, dict) or not setup or not isinstance(rounds, list) or not rounds:
+        raise ValueError("needs a non-empty \"setup\" object and a non-empty \"measurements\" list, "
+                         f"got setup {setup!r:.40} and measurements {rounds!r:.40}")
+    shape = None
+    for i, r in enumerate(rounds):
+        if not isinstance(r, dict) or not all(isinstance(runs, dict) and runs for runs in r.values()):
+            raise ValueError(f"measurements[{i}] must map each cap to its runs, got {r!r:.40}")
+        if shape not in (None, {cap: sorted(runs) for cap, runs in r.items()}):
+            raise ValueError(f"measurements[{i}] has other caps or runs than measurements[0]")
+        shape = {cap: sorted(runs) for cap, runs in r.items()}
+        for cap, runs in r.items():
+            for name, run in runs.items():
+                run = run if isinstance(run, dict) else {}
+                bad = [f"{f} {run.get(f)!r:.20}" for f in ("output_tok_s", "total_tok_s") if not is_positive(run.get(f))]
+                if bad:
+                    raise ValueError(f"measurements[{i}][{cap!r}][{name!r}]: numbers must be positive "
+                                     f"and finite, got {', '.join(bad)}")
+
+
+CHECKS = {"08_decode_roofline": check_roofline_numbers, "07_throughput_vs_spread": check_spread_numbers}
 
 
 def is_positive(x) -> bool:

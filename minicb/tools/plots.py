@@ -90,3 +90,32 @@ def plot_decode_roofline(measurements: dict, context: int):
     # The key under the last panel, after the layout is set: above it, it would cover the next panel.
     axes[-1, 0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8.5)
     return fig
+
+
+def plot_throughput_vs_spread(measurements: list, engines: list, full: bool):
+    """Output and total tokens per second against the output cap: for each engine and
+    each peer, the median and range of the rounds, from the form the figure's sidecar
+    keeps them in (a round: {cap: {name: RunMetrics.summary()}}), so the figure can be
+    redrawn from it. On a log scale: the peers run at a hundredth of the engines'
+    rate, and on a linear one they would lie on top of each other at zero."""
+    rounds = [{int(cap): runs for cap, runs in r.items()} for r in measurements]
+    caps = sorted(rounds[0])
+    fig, axes = plt.subplots(2, 1, figsize=(6.5, 6.5))
+    for ax, metric, label in [(axes[0], "output_tok_s", "output tok/s"),
+                              (axes[1], "total_tok_s", "total tok/s (prompt + output)")]:
+        for name in rounds[0][caps[0]]:
+            values = np.array([[r[cap][name][metric] for cap in caps] for r in rounds])
+            middle = np.median(values, axis=0)
+            ax.errorbar(caps, middle, yerr=[middle - values.min(axis=0), values.max(axis=0) - middle],
+                        capsize=3, fmt="o-" if name in engines else "s--", label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(caps, [str(c) for c in caps])
+        ax.set_xlabel("output length cap (before scaling)")
+        ax.set_ylabel(label)
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1, 1))
+    budget = "OPT-13B's KV budget on an A100 40 GB" if full else "one KV budget"
+    runs = "one run" if len(rounds) == 1 else f"median and range of {len(rounds)} runs"
+    fig.suptitle(f"Throughput as output lengths spread (Anyscale workload, {budget},\n"
+                 f"everything waiting; {runs})")
+    return fig

@@ -8,12 +8,13 @@ README quotes a run's record, copied to ``figures/cpu/cli/make_test.json``, thro
 """
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .scale import current_commit, machine
+from .scale import current_commit
 
 
 def timed(path: Path, name: str, command: list[str]) -> int:
@@ -22,7 +23,8 @@ def timed(path: Path, name: str, command: list[str]) -> int:
     seconds = time.perf_counter() - started
     record = json.loads(path.read_text()) if path.is_file() else {}
     if record.get("commit") != current_commit():     # another checkout's run: start afresh
-        record = dict(commit=current_commit(), machine=machine(), cores=os.cpu_count())
+        record = dict(commit=current_commit(), machine=platform.processor() or platform.machine(),
+                      cores=os.cpu_count())
     record[name] = dict(seconds=round(seconds, 1), passed=status == 0, load_before=round(load_before, 2),
                         load_after=round(os.getloadavg()[0], 2), date=time.strftime("%Y-%m-%d"))
     path.parent.mkdir(parents=True, exist_ok=True)
