@@ -1,4 +1,4 @@
-from .tools.cli import main
+from .cli import main
 
 if __name__ == "__main__":         # not when a worker process imports the package
     raise SystemExit(main())

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from minicb import LLMEngine
-from minicb.tools import benchmarks
-from minicb.tools.bench import format_rounds, warm_up
+from minicb.tools.bench import benchmarks
+from minicb.tools.bench.offline import format_rounds, warm_up
 from minicb.checkpoint import load_model
 from minicb.kernels.online_softmax import tile_options
 

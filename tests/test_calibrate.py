@@ -11,12 +11,12 @@ import pytest
 
 from minicb import LLMEngine
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, step_seconds
-from minicb.tools.benchmarks import simulated_decode_roofline
-from minicb.tools.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
+from minicb.tools.bench.benchmarks import simulated_decode_roofline
+from minicb.tools.bench.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
                                     decode_runs, fit_costs, fit_decode_sidecar, fit_nonnegative,
                                     launch_cost, spread_errors, step_features)
-from minicb.tools.driver import replay
-from minicb.tools.workload import synthetic_workload
+from minicb.tools.bench.driver import replay
+from minicb.tools.bench.workload import synthetic_workload
 
 RATES = dict(copy_gb_s=50.0, matmul_tflops=0.1, matmul_dtype="float32")
 
@@ -71,7 +71,7 @@ def test_a_profile_measured_from_a_real_run_drives_the_simulated_engine(llama, e
 def test_calibrating_gives_the_engine_back_before_the_next_shape(llama, monkeypatch):
     """On a GPU an engine's KV cache takes most of it: measuring the next shape needs
     the memory back, so the engine is closed once its run is measured."""
-    import minicb.tools.calibrate as module
+    import minicb.tools.bench.calibrate as module
 
     built = []
 

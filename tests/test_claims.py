@@ -7,9 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from minicb.tools import scale
-from minicb.tools.claims import MAX_OTHERS_CORES, CpuUse, judge, judge_steps
-from minicb.tools.scale import RUNNING, Scale
+from minicb.tools.report import scale
+from minicb.tools.report.claims import MAX_OTHERS_CORES, CpuUse, judge, judge_steps
+from minicb.tools.report.scale import RUNNING, Scale
 
 CPU, REHEARSAL = Scale("cpu", "cpu", "float32"), Scale("rehearsal", "cpu", "float32")
 

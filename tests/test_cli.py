@@ -114,7 +114,7 @@ def test_bad_flags_get_one_line_naming_the_value(llama, flags, message):
 
 
 def test_every_engine_option_is_a_flag():
-    from minicb.tools.options import add_engine_options, engine_options
+    from minicb.tools.serve.options import add_engine_options, engine_options
     from minicb.config import EngineConfig
 
     parser = argparse.ArgumentParser()
@@ -139,9 +139,9 @@ def test_a_python_without_torch_is_told_where_minicb_s_python_is():
 
 
 def test_every_flag_of_every_command_has_help_and_shows_its_default():
-    from minicb.tools.bench_serve import build_parser as bench_serve_parser
-    from minicb.tools.cli import build_parser
-    from minicb.tools.options import no_default
+    from minicb.tools.bench.serving import build_parser as bench_serve_parser
+    from minicb.cli import build_parser
+    from minicb.tools.serve.options import no_default
 
     top = build_parser()
     commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))

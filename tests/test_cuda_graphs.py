@@ -144,8 +144,8 @@ def test_the_simulated_executor_prices_prompt_graphs_as_steps_without_the_launch
     bucket (2,048); a larger step, launched eagerly there, keeps the cost."""
     from minicb import LLMEngine
     from minicb.costmodel import HARDWARE
-    from minicb.tools.driver import replay
-    from minicb.tools.workload import preset_workload
+    from minicb.tools.bench.driver import replay
+    from minicb.tools.bench.workload import preset_workload
     workload = preset_workload("reading", num_requests=8, seed=2)
     options = dict(engine="paged", executor="simulated", hardware="h200-measured", max_num_batched_tokens=2600)
     launched = replay(LLMEngine("llama-3.2-1b", **options), workload)

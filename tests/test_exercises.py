@@ -15,7 +15,7 @@ import triton.language as tl
 from minicb import costmodel
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
-from minicb.tools.exercises import (EXERCISES, CheckFailed, NotStarted, TimedOut, check,
+from minicb.tools.course.exercises import (EXERCISES, CheckFailed, NotStarted, TimedOut, check,
                                     engine_function, ensure_workspace, in_order, load_stub,
                                     next_exercise, progress, reset, swapped_in)
 
@@ -34,7 +34,7 @@ def test_each_stub_fails_saying_it_is_not_written_and_where(llama, name):
 
 
 def test_at_least_24_exercises_cover_every_chapter_four_of_them_kernels():
-    from minicb.tools.exercises import KernelExercise
+    from minicb.tools.course.exercises import KernelExercise
     chapters = [e.chapter for e in EXERCISES.values()]
     assert len(chapters) >= 24 and set(chapters) == set(range(1, 12))
     assert all(chapters.count(c) >= 2 for c in range(1, 7))
@@ -264,7 +264,7 @@ def test_a_wrong_answer_breaks_the_exercise_s_own_rule(llama, name, function, me
 def judge_ignoring_the_spread(left, op, right, others_cores=None):
     """Wrong: any difference of the medians decides the claim."""
     from statistics import median
-    from minicb.tools.claims import Verdict, samples, spread
+    from minicb.tools.report.claims import Verdict, samples, spread
     left, right = samples(left), samples(right)
     gap = median(right) - median(left) if op == "<" else median(left) - median(right)
     return Verdict(gap > 0, median(left), median(right), spread(left) + spread(right))
@@ -285,7 +285,7 @@ def judge_busy_at_the_limit(left, op, right, others_cores=None):
 
 def judge_with_boundaries(left, op, right, others_cores, too_close, busy):
     from statistics import median
-    from minicb.tools.claims import Verdict, is_bound, samples, spread
+    from minicb.tools.report.claims import Verdict, is_bound, samples, spread
     left, right = samples(left), samples(right)
     lows, highs = (left, right) if op == "<" else (right, left)
     margin = spread(lows) + spread(highs)
@@ -578,7 +578,7 @@ def test_each_notebook_is_course_material_and_links_its_exercises():
 
 
 def test_every_exercise_has_hints_in_tiers_asked_for_one_at_a_time():
-    from minicb.tools.hints import HINTS, hint
+    from minicb.tools.course.hints import HINTS, hint
     assert set(HINTS) == set(EXERCISES) and all(len(tiers) >= 2 for tiers in HINTS.values())
     assert hint("block_allocation", 1).startswith("block_allocation, hint 1 of 3 (--hint 2 for the next)")
     assert "the last" in hint("block_allocation", 3) and "popleft" in hint("block_allocation", 3)
@@ -590,7 +590,7 @@ def test_every_exercise_has_hints_in_tiers_asked_for_one_at_a_time():
 
 
 def test_four_of_the_exercises_are_kernels_in_chapters_1_5_and_8():
-    from minicb.tools.exercises import KernelExercise
+    from minicb.tools.course.exercises import KernelExercise
     kernels = {e.name: e.chapter for e in EXERCISES.values() if isinstance(e, KernelExercise)}
     assert kernels == dict(online_softmax=1, paged_rows=5, combine_splits=5, rms_norm=8)
 
@@ -630,10 +630,10 @@ ANSWERS = {
     "06_memory_pressure.md": [("preemption", ["../minicb/stages/paged.py:preempt"]),
                               ("chunking", ["../minicb/stages/iteration.py:chunking"]),
                               ("admission_trigger", ["../minicb/stages/iteration.py:admission_open"])],
-    "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/claims.py:judge"]),
+    "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/report/claims.py:judge"]),
                          ("percentiles", ["../minicb/metrics.py:percentiles"])],
     "08_fast_step.md": [("rms_norm", ["../kernels/norm.py:kernel", "../kernels/norm.py:wrapper"])],
-    "09_serving.md": [("stop_holdback", ["../minicb/tools/server.py:text_stream"])],
+    "09_serving.md": [("stop_holdback", ["../minicb/tools/serve/server.py:text_stream"])],
     "10_parallelism.md": [("vocab_share", ["../minicb/executors/parallel.py:vocab_share"]),
                           ("collective_bytes", ["../minicb/executors/parallel.py:volume"])],
     "11_simulated.md": [("step_cost", ["../minicb/costmodel.py:step_seconds"]),
@@ -665,7 +665,7 @@ def test_every_exercise_has_its_answer_folded_in_the_book():
 def test_mutants_are_the_wrong_answers_students_write():
     """Boundaries flipped, arithmetic turned round, constants off by one, a statement
     left out, min for max, a guard's test negated; never a swap of min's arguments."""
-    from minicb.tools import mutants
+    from minicb.tools.course import mutants
     changes = [words for _, words, _ in mutants.mutants("tpot")]
     assert {"n > 0  ->  n >= 0", "self.num_output_tokens - 1  ->  self.num_output_tokens + 1",
             "1  ->  2", "return (self.finish_time - self.first_token_time) / n if n > 0 else 0.0  ->  "
@@ -676,7 +676,7 @@ def test_mutants_are_the_wrong_answers_students_write():
 
 
 def test_a_check_that_cannot_fail_kills_no_mutant(monkeypatch):
-    from minicb.tools import mutants
+    from minicb.tools.course import mutants
     label, _, tree = mutants.mutants("kv_budget")[0]
     wrong = mutants.compiled("kv_budget", tree, label)
     assert mutants.killed("kv_budget", wrong, None, 30)
@@ -687,7 +687,7 @@ def test_a_check_that_cannot_fail_kills_no_mutant(monkeypatch):
 def test_the_mutation_report_is_of_the_answers_as_they_are_and_a_sample_reruns_as_it_says():
     """tests/mutants.json (make mutants) lists every mutant the engine's answers give now,
     and a sample of them, run again, is killed or survives as it says."""
-    from minicb.tools import mutants
+    from minicb.tools.course import mutants
     report = {row["exercise"]: row for row in json.loads(mutants.REPORT.read_text())}
     assert list(report) == [ex.name for ex in in_order()]
     for name, row in report.items():

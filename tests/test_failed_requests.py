@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.config import ENGINES
-from minicb.tools.server import ServerThread
+from minicb.tools.serve.server import ServerThread
 
 from .test_server import NAME, OPTIONS, metric, post, wait_until_idle
 from .test_step_safety import assert_nothing_held, fail_sampling_for_seed

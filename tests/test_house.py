@@ -23,8 +23,12 @@ FLOORS = [
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",
      "minicb.stages.prefix_caching", "minicb.stages.overlap", "minicb.stages"],
     ["minicb.llm", "minicb"],
-    ["minicb.tools", "minicb.__main__"],
+    # The tools' rooms: what a run reports (its scale, figures, claims), serving,
+    # measuring, the course, the book's numbers, the GPU run; the CLI is their door.
+    ["minicb.tools", "minicb.tools.report", "minicb.tools.serve", "minicb.tools.bench",
+     "minicb.tools.course", "minicb.tools.book", "minicb.tools.gpu", "minicb.cli", "minicb.__main__"],
 ]
+TOOL_ROOMS = FLOORS[-1][1:-2]
 
 
 def module_name(path: Path) -> str:
@@ -108,7 +112,7 @@ def test_no_imports_run_in_a_circle():
 
 def test_the_engine_imports_no_tool():
     engine = {n: t for n, t in graph().items()
-              if not n.startswith("minicb.tools") and n != "minicb.__main__"}
+              if not n.startswith("minicb.tools") and n not in ("minicb.cli", "minicb.__main__")}
     reaching = sorted(f"{n} imports {t}" for n, targets in engine.items() for t in targets
                       if t.startswith("minicb.tools"))
     assert not reaching, reaching
@@ -161,3 +165,22 @@ def test_an_import_inside_a_function_defers_a_heavy_dependency_and_says_which():
             elif not said:
                 problems.append(f"{name}:{line} defers {list(names)} without a comment saying why")
     assert not problems, "\n".join(problems)
+
+
+def test_the_tools_live_in_named_rooms():
+    """minicb/tools/ holds its rooms and nothing loose: a newcomer finds serving,
+    measuring, the course or the GPU run by a folder's name."""
+    tools = ROOT / "minicb" / "tools"
+    loose = sorted(p.name for p in tools.iterdir()
+                   if p.name not in ("__init__.py", "__pycache__") and not p.is_dir())
+    rooms = sorted(f"minicb.tools.{p.name}" for p in tools.iterdir()
+                   if p.is_dir() and p.name != "__pycache__")
+    assert not loose, f"files loose in minicb/tools/: {loose}"
+    assert rooms == sorted(TOOL_ROOMS), f"rooms on disk {rooms}, in FLOORS {sorted(TOOL_ROOMS)}"
+
+
+def test_no_python_file_passes_500_lines():
+    paths = [*ROOT.glob("minicb/**/*.py"), *ROOT.glob("kernels/*.py"), *ROOT.glob("tests/*.py")]
+    long = sorted(f"{p.relative_to(ROOT)}: {n}" for p in paths
+                  if (n := len(p.read_text().splitlines())) > 500)
+    assert not long, f"split these: {long}"

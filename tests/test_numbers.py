@@ -1,11 +1,11 @@
 """Every measured number in the book and the README is rendered from the sidecar of
-the run that measured it (minicb.tools.numbers): a wrong one, or one with no
+the run that measured it (minicb.tools.book.numbers): a wrong one, or one with no
 source, fails here."""
 import pytest
 
-from minicb.tools import numbers
-from minicb.tools.numbers import BOOK_FILES, differences, misplaced, rendered, unknown_citations, unsourced
-from minicb.tools.scale import project_root
+from minicb.tools.book import numbers
+from minicb.tools.book.numbers import BOOK_FILES, differences, misplaced, rendered, unknown_citations, unsourced
+from minicb.tools.report.scale import project_root
 
 RATIO = 'median_ratio_to_static["1536"]["paged"]'
 
@@ -124,8 +124,8 @@ def test_a_timed_command_adds_its_seconds_and_its_status_to_the_record(tmp_path)
     import json
     import sys
 
-    from minicb.tools.scale import current_commit
-    from minicb.tools.timed import main
+    from minicb.tools.report.scale import current_commit
+    from minicb.tools.report.timed import main
 
     record = tmp_path / "make_test.json"
     assert main([str(record), "tests", "--", sys.executable, "-c", "pass"]) == 0
@@ -144,4 +144,4 @@ def test_an_output_block_is_filled_from_its_file_and_the_next_block_is_left_alon
     assert rendered(text) == f"<!--output cpu/demo_output.txt-->\n```\n{saved}\n```\n\nthen\n\n```bash\nmake demo\n```\n"
     assert differences(rendered(text)) == []
     assert differences(text.replace("```\n```", "```\nsomething else\n```")) == [
-        "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m minicb.tools.numbers render copies it)"]
+        "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m minicb.tools.book.numbers render copies it)"]

@@ -271,7 +271,7 @@ def test_prefix_caching_shares_blocks_and_keeps_the_output(llama):
 
 
 def test_paged_agrees_with_continuous(llama):
-    from minicb.tools.workload import synthetic_workload
+    from minicb.tools.bench.workload import synthetic_workload
 
     workload = synthetic_workload(12, prompt_len=(1, 40), output_len=(1, 20), seed=5)
     continuous = LLM(llama, engine="continuous", max_num_seqs=4).generate(workload.prompts, workload.params)
@@ -363,7 +363,7 @@ def test_block_manager_invariants_on_random_workloads(workload, block_size, spar
 
 
 def test_kv_breakdown_across_stages(llama):
-    from minicb.tools.workload import synthetic_workload
+    from minicb.tools.bench.workload import synthetic_workload
 
     workload = synthetic_workload(10, prompt_len=(5, 30), output_len=(1, 30), seed=6)
     breakdowns, running = {}, {}

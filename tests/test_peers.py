@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from minicb import LLM
-from minicb.tools.peers import run_peer
-from minicb.tools.workload import synthetic_workload
+from minicb.tools.bench.peers import run_peer
+from minicb.tools.bench.workload import synthetic_workload
 
 OLDEST = os.environ.get("MINICB_OLDEST_TRANSFORMERS")
 

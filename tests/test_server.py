@@ -20,7 +20,7 @@ OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
 
 @contextlib.contextmanager
 def running_server(model, max_queued=256, max_request_bytes=2**21, **options):
-    from minicb.tools.server import ServerThread
+    from minicb.tools.serve.server import ServerThread
 
     engine = LLMEngine(model, engine="paged", **{**OPTIONS, **options})
     with ServerThread(engine, NAME, max_queued, max_request_bytes) as server:
@@ -78,7 +78,7 @@ def test_completions_whole_and_streamed_are_llm_generate(server, checkpoints):
 
 
 def test_chat_whole_and_streamed_are_llm_generate(server, checkpoints):
-    from minicb.tools.server import chat_prompt
+    from minicb.tools.serve.server import chat_prompt
 
     url, engine, _ = server
     messages = [{"role": "user", "content": "What is batching?"}]
@@ -162,7 +162,7 @@ def test_bad_input_is_a_400_naming_the_field_and_costs_nothing(server, body, fie
 
 
 def test_a_conversation_the_chat_template_refuses_is_a_400(checkpoints):
-    from minicb.tools.server import ServerThread
+    from minicb.tools.serve.server import ServerThread
 
     engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
     with ServerThread(engine, NAME) as server:
@@ -266,8 +266,8 @@ def test_metrics_count_what_the_server_did(checkpoints):
 
 
 def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
-    from minicb.tools.bench_serve import main as bench_serve
-    from minicb.tools.workload import preset_workload
+    from minicb.tools.bench.serving import main as bench_serve
+    from minicb.tools.bench.workload import preset_workload
 
     with running_server(checkpoints["llama"], max_model_len=256) as (url, engine, _):
         out = tmp_path / "bench.json"
@@ -322,7 +322,7 @@ def test_a_failing_step_ends_the_live_requests_with_an_error_and_the_server_keep
 
 
 def test_a_server_process_answers_like_llm_generate_and_stops_on_exit(checkpoints):
-    from minicb.tools.server import ServerProcess
+    from minicb.tools.serve.server import ServerProcess
 
     model = checkpoints["llama"]
     (text,) = expected_text(model, ["Hello there"], 8)
@@ -335,7 +335,7 @@ def test_a_server_process_answers_like_llm_generate_and_stops_on_exit(checkpoint
 
 
 def test_a_server_process_that_cannot_start_says_why(checkpoints):
-    from minicb.tools.server import ServerProcess
+    from minicb.tools.serve.server import ServerProcess
 
     with pytest.raises(RuntimeError, match="minicb serve: error: --max-model-len must be >= 2, got 0"):
         with ServerProcess(checkpoints["llama"], max_model_len=0):

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from minicb import LLM, LLMEngine, SamplingParams
-from minicb.tools.server import ServerThread
+from minicb.tools.serve.server import ServerThread
 
 from .test_server import NAME, metric
 

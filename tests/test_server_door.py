@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from minicb import LLMEngine, SamplingParams
-from minicb.tools.server import EngineLoop, ServerThread, Submission, check_address, make_app
+from minicb.tools.serve.server import EngineLoop, ServerThread, Submission, check_address, make_app
 
 from .test_server import NAME, OPTIONS, client, expected_text, metric, post
 
@@ -60,8 +60,8 @@ def test_an_empty_key_is_refused(checkpoints):
 
 
 def test_bench_serve_brings_the_key(keyed):
-    from minicb.tools.bench_serve import measure
-    from minicb.tools.workload import preset_workload
+    from minicb.tools.bench.serving import measure
+    from minicb.tools.bench.workload import preset_workload
 
     workload = preset_workload("chat", num_requests=2, scale=0.1)
     assert measure(keyed.url, NAME, workload, float("inf"), api_key=KEY)["errors"] == []

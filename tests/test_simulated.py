@@ -11,8 +11,8 @@ import torch
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, kv_budget, step_seconds
 from minicb.executors.simulated import split_sequences
-from minicb.tools.driver import replay
-from minicb.tools.workload import preset_workload
+from minicb.tools.bench.driver import replay
+from minicb.tools.bench.workload import preset_workload
 
 from .conftest import MAX_TOKENS, PROMPTS
 

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 import pytest
 
 from minicb import LLMEngine
-from minicb.tools import step_profile
-from minicb.tools.step_profile import per_step, profile_decode
+from minicb.tools.bench import step_profile
+from minicb.tools.bench.step_profile import per_step, profile_decode
 
 
 def event(name, device, device_us, cpu_us, count):

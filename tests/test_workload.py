@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from minicb import LLMEngine
-from minicb.tools.driver import replay
-from minicb.tools.workload import PRESETS, preset_workload, synthetic_workload
+from minicb.tools.bench.driver import replay
+from minicb.tools.bench.workload import PRESETS, preset_workload, synthetic_workload
 
 
 def test_same_seed_same_workload():
@@ -101,7 +101,7 @@ def test_a_workload_that_cannot_be_drawn_is_refused_by_name(options, says):
                                         (["--num-requests", "0"], "--num-requests must be an integer >= 1"),
                                         (["--repeat", "0"], "--repeat must be >= 1, got 0")])
 def test_bench_refuses_a_zero_rate_or_count_in_one_line(flags, says, capsys):
-    from minicb.tools.cli import main
+    from minicb.cli import main
 
     with pytest.raises(SystemExit) as stopped:
         main(["bench", *flags])

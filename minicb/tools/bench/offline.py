@@ -7,19 +7,19 @@ from pathlib import Path
 
 import torch
 
-from ..checkpoint import make_tiny_checkpoint, read_config
-from ..config import EngineConfig, default_num_threads
-from ..costmodel import HARDWARE
-from ..kernels.online_softmax import tile_options
-from ..llm import LLMEngine
-from ..metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
-from ..pretrained import resolve_model
-from ..sampling import SamplingParams
-from ..stages import STAGES
+from ...checkpoint import make_tiny_checkpoint, read_config
+from ...config import EngineConfig, default_num_threads
+from ...costmodel import HARDWARE
+from ...kernels.online_softmax import tile_options
+from ...llm import LLMEngine
+from ...metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
+from ...pretrained import resolve_model
+from ...sampling import SamplingParams
+from ...stages import STAGES
 from .driver import replay
-from .figures import environment
-from .scale import this_run
-from .options import engine_options
+from ..report.figures import environment
+from ..report.scale import this_run
+from ..serve.options import engine_options
 from .peers import run_peer
 from .workload import preset_workload
 

@@ -12,7 +12,7 @@ the second is a Python format spec (``,`` for thousands, ``.1%`` for a share), a
 the rest is an expression over the sidecar: its top-level keys are names in it,
 and ``sidecar`` is the whole. HTML comments show on no page, on a code-hosting
 site nor in the built book, so the raw markdown and the rendered page read the
-same. ``python -m minicb.tools.numbers render`` writes every marked number from
+same. ``python -m minicb.tools.book.numbers render`` writes every marked number from
 its sidecar (``make numbers``); ``check`` says where a number differs from its
 source, which a test runs.
 
@@ -30,9 +30,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from ..llm import LLM
-from .scale import project_root
-from .workload import preset_workload, synthetic_workload
+from ...llm import LLM
+from ..report.scale import project_root
+from ..bench.workload import preset_workload, synthetic_workload
 
 MARKED = re.compile(r"<!--m (?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
@@ -188,7 +188,7 @@ def differences(text: str) -> list[str]:
     for m in OUTPUT.finditer(text):
         if m["body"] != saved_output(m["source"]):
             found.append(f"line {line_of(text, m.start())}: the block is not what figures/{m['source']} "
-                         "holds (python -m minicb.tools.numbers render copies it)")
+                         "holds (python -m minicb.tools.book.numbers render copies it)")
     return found
 
 
@@ -237,9 +237,9 @@ def line_of(text: str, offset: int) -> int:
 
 
 def main(argv=None):
-    """python -m minicb.tools.numbers render|check [FILE...]: write every marked
+    """python -m minicb.tools.book.numbers render|check [FILE...]: write every marked
     number from its sidecar, or say where one differs (exit 1)."""
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.numbers", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.numbers", description=main.__doc__)
     parser.add_argument("command", choices=["render", "check"])
     parser.add_argument("files", nargs="*", default=BOOK_FILES)
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Compile every kernel the engines launch for a real GPU, without one.
 
-    python -m minicb.kernels.compile_check            # the quick matrix, sm_90
-    python -m minicb.kernels.compile_check --full     # every case for sm_90 and sm_80,
+    python -m minicb.tools.gpu.compile_check            # the quick matrix, sm_90
+    python -m minicb.tools.gpu.compile_check --full     # every case for sm_90 and sm_80,
                                                       # the quick matrix for sm_89 and sm_75
 
 Triton can compile for a named target (``GPUTarget("cuda", 90, 32)``) all
@@ -35,11 +35,11 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.jit import JITFunction, create_function_from_signature
 
-from . import activation, argmax, kv_write, norm, online_softmax, rotary
-from .contiguous_attention import contiguous_attention
-from .padded_attention import padded_attention
-from .paged_attention import paged_attention, paged_attention_tiles
-from .ragged_attention import ragged_attention
+from ...kernels import activation, argmax, kv_write, norm, online_softmax, rotary
+from ...kernels.contiguous_attention import contiguous_attention
+from ...kernels.padded_attention import padded_attention
+from ...kernels.paged_attention import paged_attention, paged_attention_tiles
+from ...kernels.ragged_attention import ragged_attention
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HEAD_DIMS = (64, 80, 128)

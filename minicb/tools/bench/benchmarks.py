@@ -17,18 +17,18 @@ from types import SimpleNamespace
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
-from ..attention import attention_ops
-from .. import executors
-from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget
-from ..executors import ParallelExecutor
-from ..kernels.online_softmax import multiprocessors, tile_options
-from ..kernels.paged_attention import choose_splits
-from ..kernels import reference
-from ..kernels.traffic import attention_bytes
-from ..layer_ops import LAYER_OP_NAMES
-from ..llm import LLMEngine
-from ..sampling import SamplingParams
-from .bench import default_device, run_bench, run_workloads
+from ...attention import attention_ops
+from ... import executors
+from ...costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget
+from ...executors import ParallelExecutor
+from ...kernels.online_softmax import multiprocessors, tile_options
+from ...kernels.paged_attention import choose_splits
+from ...kernels import reference
+from ...kernels.traffic import attention_bytes
+from ...layer_ops import LAYER_OP_NAMES
+from ...llm import LLMEngine
+from ...sampling import SamplingParams
+from .offline import default_device, run_bench, run_workloads
 from .peers import load_hf_model, run_loaded_peer
 from .workload import preset_workload
 
@@ -52,7 +52,7 @@ def time_ms(fn, reps=5) -> float:
 def interleaved_ms(cases: dict, repeats=3, timer=time_ms) -> dict:
     """{name: [ms per call, one per repeat]} for each zero-argument callable in
     ``cases``, timed in turns (every case once, then again): the repeats a
-    claim about their times is judged from (minicb.tools.claims)."""
+    claim about their times is judged from (minicb.tools.report.claims)."""
     times = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():

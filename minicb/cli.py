@@ -6,18 +6,18 @@ import sys
 
 import uvicorn
 
-from ..config import ENGINES
-from ..llm import LLM, LLMEngine
-from ..sampling import SamplingParams
-from .bench import main as bench_main
-from .bench_serve import main as bench_serve_main
-from .demo import main as demo_main
-from .exercises import TIME_LIMIT
-from .exercises import main as check_main
-from .options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
+from .config import ENGINES
+from .llm import LLM, LLMEngine
+from .sampling import SamplingParams
+from .tools.bench.offline import main as bench_main
+from .tools.bench.serving import main as bench_serve_main
+from .tools.course.demo import main as demo_main
+from .tools.course.exercises import TIME_LIMIT
+from .tools.course.exercises import main as check_main
+from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
-from .server import MAX_REQUEST_BYTES, chat_prompt, check_address, is_loopback, make_app
-from .workload import PRESETS
+from .tools.serve.server import MAX_REQUEST_BYTES, chat_prompt, check_address, is_loopback, make_app
+from .tools.bench.workload import PRESETS
 
 
 def main(argv=None):

@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
-from ..executors.simulated import split_sequences
-from ..llm import LLMEngine
+from ...costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
+from ...executors.simulated import split_sequences
+from ...llm import LLMEngine
 from .benchmarks import measured_rates, simulated_decode_roofline
 from .driver import replay
-from .scale import rehearsed, run_scale
+from ..report.scale import rehearsed, run_scale
 from .workload import preset_workload, synthetic_workload
 
 # The Hardware fields a calibration fits, in the order of step_features.

@@ -19,11 +19,11 @@ from types import SimpleNamespace
 
 import torch
 
-from ..checkpoint import SHAPES
-from ..costmodel import HARDWARE, MODEL_SHAPES
-from ..model import ModelConfig
-from ..request import Request, RequestMetrics
-from ..sampling import SamplingParams
+from ...checkpoint import SHAPES
+from ...costmodel import HARDWARE, MODEL_SHAPES
+from ...model import ModelConfig
+from ...request import Request, RequestMetrics
+from ...sampling import SamplingParams
 
 
 def module(name: str):
@@ -33,7 +33,7 @@ def module(name: str):
 def judge_cases():
     """Claims about time: holds, fails, too close to call, too few repeats, a busy
     machine, and a side that is a fixed bound."""
-    judge = lambda *args: module("minicb.tools.claims").judge(*args)        # noqa: E731
+    judge = lambda *args: module("minicb.tools.report.claims").judge(*args)        # noqa: E731
     outcome = lambda v: (v.holds, v.left, v.right, v.margin)                # noqa: E731
     cases = [("clearly faster", ([1.0, 1.1, 1.05], "<", [2.0, 2.2, 2.1])),
              ("clearly slower", ([3.0, 3.1, 2.9], "<", [1.0, 1.2, 1.1])),
@@ -63,7 +63,7 @@ def text_stream_cases():
     """A stream cut at stop strings: pieces that split a stop string, a stop
     inside a piece, two stops, none at all; each piece taken as it arrives."""
     def stream(stops, pieces):
-        text = module("minicb.tools.server").TextStream(stops)
+        text = module("minicb.tools.serve.server").TextStream(stops)
         sent = []
         for piece in pieces:
             stopped = text.add(piece)

@@ -43,11 +43,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from starlette.exceptions import HTTPException
 from tokenizers.decoders import DecodeStream
 
-from ..config import EngineConfig
-from ..executors.parallel import free_port
-from ..llm import check_text
-from ..request import StepOutput
-from ..sampling import SamplingParams
+from ...config import EngineConfig
+from ...executors.parallel import free_port
+from ...llm import check_text
+from ...request import StepOutput
+from ...sampling import SamplingParams
 
 MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
 DRAIN_BYTES = 2**26            # a refused body is read and dropped up to 64 MiB (BodyLimit)

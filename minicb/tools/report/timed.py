@@ -1,10 +1,10 @@
-"""python -m minicb.tools.timed FILE NAME -- COMMAND...: run COMMAND and add how
+"""python -m minicb.tools.report.timed FILE NAME -- COMMAND...: run COMMAND and add how
 long it took, under NAME, to the JSON record FILE, with the machine, its load
 before and after, and the commit; exit with COMMAND's status.
 
 ``make test`` times its two halves with it into ``scratch/make_test.json``; the
 README quotes a run's record, copied to ``figures/cpu/cli/make_test.json``, through
-``minicb.tools.numbers``, so that the time a reader is promised is one that was measured.
+``minicb.tools.book.numbers``, so that the time a reader is promised is one that was measured.
 """
 import json
 import os

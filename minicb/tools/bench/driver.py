@@ -8,8 +8,8 @@ whenever they start a batch; stages 4-5 admit arrivals every step.
 
 from tqdm.auto import tqdm
 
-from ..llm import LLMEngine
-from ..metrics import RunMetrics
+from ...llm import LLMEngine
+from ...metrics import RunMetrics
 from .workload import Workload
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm.auto import tqdm
 
-from .options import WORKLOAD_HELP, Help
-from .scale import machine, this_run
+from ..serve.options import WORKLOAD_HELP, Help
+from ..report.scale import machine, this_run
 from .workload import PRESETS, preset_workload
 
 

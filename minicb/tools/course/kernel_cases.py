@@ -14,7 +14,7 @@ from functools import partial
 
 import torch
 
-from ..kernels import reference
+from ...kernels import reference
 
 TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float16: dict(atol=2e-3, rtol=2e-3)}
 DTYPES = tuple(TOLERANCE)

@@ -17,11 +17,11 @@ sidecars, ``results.json`` (the machine, each notebook's outcome and time, the
 figures' headline numbers) and ``log.txt``, so bringing a part back is one copy.
 
 ``plan`` measures the GPU's copy bandwidth and matmul rate and estimates each
-part's minutes from the sizes in ``minicb.tools.scale`` with a rough cost model
+part's minutes from the sizes in ``minicb.tools.report.scale`` with a rough cost model
 (below), checked against a run's measured times; ``run`` refuses a part whose
 estimate passes MAX_MINUTES. The
 rehearsal runs every part on a CPU at the full scale's settings with a tiny
-model and fewer requests (``minicb.tools.scale``), checks every archive, and says
+model and fewer requests (``minicb.tools.report.scale``), checks every archive, and says
 what it could not do there.
 """
 import argparse
@@ -40,11 +40,11 @@ from pathlib import Path
 
 import torch
 
-from .benchmarks import measured_rates, study_kv_tokens
-from .calibrate import MEASURE
-from .figures import REQUIRED_SIDECAR_KEYS, project_root
-from .scale import SIZES, weight_bytes
-from .workload import preset_workload, synthetic_workload
+from ..bench.benchmarks import measured_rates, study_kv_tokens
+from ..bench.calibrate import MEASURE
+from ..report.figures import REQUIRED_SIDECAR_KEYS, project_root
+from ..report.scale import SIZES, weight_bytes
+from ..bench.workload import preset_workload, synthetic_workload
 
 WINDOW_MINUTES = 15            # a lent GPU's time in all
 START_MINUTES = 1              # of which its start (about 30 s), the install (6 s) and the plan's rates
@@ -88,7 +88,7 @@ PARTS = [
     Part("kernels", "kernel bandwidth, what a program reads, the decode roofline, where a step's "
          "time goes", ["08_kernels"],
          figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"], gpu_figures=["08_decode_tile"],
-         module="minicb.tools.step_profile", output="profile",
+         module="minicb.tools.bench.step_profile", output="profile",
          rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
     Part("stages", "stages 1-3: prefill and decode, the white squares, the window",
          ["01_single", "02_static", "03_dynamic"],
@@ -106,7 +106,7 @@ PARTS = [
     # With one GPU only its arithmetic runs (two ranks need two devices): no figure.
     Part("parallel", "tensor parallelism: what a step communicates", ["10_tensor_parallel"]),
     Part("calibrate", "profiles for the simulated executor: stage 5 measured on this GPU",
-         module="minicb.tools.calibrate measure", output="profiles",
+         module="minicb.tools.bench.calibrate measure", output="profiles",
          rehearsal_skips="a GPU's rates (the CPU calibrates itself, the tiny model for each shape)"),
 ]
 # ANCHOR_END: parts
@@ -132,16 +132,16 @@ REACHED_ON_A_GPU = {
     "minicb/stages/overlap.py": "tests/test_overlap.py",
     "kernels/online_softmax.py": "tests/test_kernels.py",
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
-    "minicb/tools/bench.py": "part benchmarks",
-    "minicb/tools/peers.py": "part benchmarks",
-    "minicb/tools/benchmarks.py": "part kernels",
-    "minicb/tools/figures.py": "part stages",
+    "minicb/tools/bench/offline.py": "part benchmarks",
+    "minicb/tools/bench/peers.py": "part benchmarks",
+    "minicb/tools/bench/benchmarks.py": "part kernels",
+    "minicb/tools/report/figures.py": "part stages",
     "notebooks/08_kernels.ipynb": "part kernels",
-    "minicb/tools/calibrate.py": "part calibrate",
-    "minicb/tools/step_profile.py": "part kernels",
+    "minicb/tools/bench/calibrate.py": "part calibrate",
+    "minicb/tools/bench/step_profile.py": "part kernels",
 }
 # The driver and the scale table choose between the GPU and the CPU themselves.
-DECIDES_THE_DEVICE = ("minicb/tools/gpu_run.py", "minicb/tools/scale.py")
+DECIDES_THE_DEVICE = ("minicb/tools/gpu/run.py", "minicb/tools/report/scale.py")
 
 
 def cuda_only_lines(root: Path) -> dict[str, list[int]]:
@@ -223,7 +223,7 @@ def tokens(workload) -> tuple[int, int]:
 
 def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     """What one notebook's full-scale run costs by the model: its engine runs
-    (from its sizes in minicb.tools.scale) and its engine builds."""
+    (from its sizes in minicb.tools.report.scale) and its engine builds."""
     s = SIZES[name]["full"]
     if name == "01_single":
         work = sum(cost.run(shape, n, s["decode_tokens"], 1) for n in s["prompt_lens"]) * s["repeats"]
@@ -291,8 +291,8 @@ def step_profile_seconds(cost: CostModel) -> float:
     return 3 * sum(cost.build(shape) + cost.run(shape, 64 * 1024, 64 * 40, 64) for shape in shapes)
 
 
-MODULE_SECONDS = {"minicb.tools.calibrate measure": calibrate_seconds,
-                  "minicb.tools.step_profile": step_profile_seconds}
+MODULE_SECONDS = {"minicb.tools.bench.calibrate measure": calibrate_seconds,
+                  "minicb.tools.bench.step_profile": step_profile_seconds}
 
 
 def study_seconds(s, cost: CostModel, shape) -> float:
@@ -372,7 +372,7 @@ def write_checkpoints(shapes, env, log):
     minute, which the part's tests run beside. Returns (process, start), or None."""
     if not shapes:
         return None
-    code = ("from minicb.tools.scale import run_scale\nscale = run_scale()\n"
+    code = ("from minicb.tools.report.scale import run_scale\nscale = run_scale()\n"
             f"for shape in {shapes!r}:\n    print(scale.checkpoint(scale.model(shape)), flush=True)")
     log.write(f"$ writing the checkpoints of {', '.join(shapes)} in the background\n")
     log.flush()
@@ -592,7 +592,7 @@ def positive_minutes(text: str) -> float:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.gpu_run", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(prog="python -m minicb.tools.gpu.run", description=__doc__.split("\n\n")[1])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("plan", help="each part with its estimated minutes on this GPU")
     run = commands.add_parser("run", help="run parts on this GPU, each into OUT/PART.tar.gz")

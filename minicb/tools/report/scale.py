@@ -12,7 +12,7 @@
 
 A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 ``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
-GPU driver (``minicb.tools.gpu_run``) also reads to plan its parts.
+GPU driver (``minicb.tools.gpu.run``) also reads to plan its parts.
 """
 import json
 import math
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import torch
 
-from ..checkpoint import SHAPES, make_tiny_checkpoint
-from ..costmodel import MODEL_SHAPES
+from ...checkpoint import SHAPES, make_tiny_checkpoint
+from ...costmodel import MODEL_SHAPES
 from .claims import MAX_OTHERS_CORES, CpuUse, Verdict, judge, judge_steps
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
@@ -68,7 +68,7 @@ SIZES = {
         # The spread experiment in the study's shape (benchmarks.study_options), 500 requests a
         # cap; the peers serve the first 8 (on an H200, 32 took 253 s of the part's 9 minutes),
         # graphs on and off compare on 48. Every experiment runs once: twice would not fit a
-        # GPU part (minicb/tools/gpu_run.py).
+        # GPU part (minicb/tools/gpu/run.py).
         full=dict(num_requests=500, scale=1.0, batch=64, max_model_len=2048, load_requests=64,
                   preset_requests=32, preset_scale=1.0, preset_max_model_len=2048, repeats=1,
                   peer_requests=8, launch_requests=48)),
@@ -156,7 +156,7 @@ class Scale:
 
     def time_claim(self, left, op: str, right, what) -> Verdict:
         """A claim about time, ``left op right``, judged from this run's repeats
-        (``minicb.tools.claims``): one that holds or is not decided is printed;
+        (``minicb.tools.report.claims``): one that holds or is not decided is printed;
         one that does not hold stops the notebook, except in a rehearsal, which
         times a tiny model on a CPU at the full scale's lengths, where it need not
         hold. Every verdict goes into the sidecars of the figures saved after it.
@@ -234,7 +234,7 @@ def current_commit() -> str:
 
 def project_root() -> Path:
     """The repository's root (where pyproject.toml is); else the working directory."""
-    here = Path(__file__).resolve().parents[2]
+    here = Path(__file__).resolve().parents[3]
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 

@@ -3,7 +3,7 @@
 Each exercise is one function of the engine, its *target*: the scheduler's
 admission, the block manager's allocate, the dynamic batcher's window. The
 student's version lives in ``notebooks/exercises/NAME.py``, a copy of the stub
-in ``minicb/tools/stubs/`` that raises NotImplementedError until it is written
+in ``minicb/tools/course/stubs/`` that raises NotImplementedError until it is written
 (``check`` puts the copies there; ``check NAME --reset`` brings one back). The
 student's code runs with a time limit, and whatever it does wrong (a syntax
 error, an endless loop, a None where a number is due, a value the engine
@@ -15,7 +15,7 @@ for step. After every step it also checks what the engine always holds to: no
 more than ``max_num_seqs`` running, no step over the token budget, no KV
 memory held twice or lost; and at the end, none held at all. Where a run seldom
 reaches a case that matters (an eos token, a boundary met exactly), the exercise
-also names ``cases`` (minicb/tools/function_cases.py): the student's function is
+also names ``cases`` (minicb/tools/course/function_cases.py): the student's function is
 called on them first and what it returns is compared whole with the engine's.
 
 Both runs are on a virtual clock, on which every step takes a millisecond and
@@ -45,20 +45,20 @@ from pathlib import Path
 
 import torch
 
-from ..checkpoint import make_tiny_checkpoint
-from ..executors.simulated import VirtualClock
-from ..llm import LLMEngine
-from ..sampling import SamplingParams
-from ..stages.continuous import SlotManager
-from ..stages.paged import BlockManager
+from ...checkpoint import make_tiny_checkpoint
+from ...executors.simulated import VirtualClock
+from ...llm import LLMEngine
+from ...sampling import SamplingParams
+from ...stages.continuous import SlotManager
+from ...stages.paged import BlockManager
 from .function_cases import CASES as FUNCTION_CASES
 from .function_cases import same
 from .hints import hint
 from .kernel_cases import CASES
-from .workload import synthetic_workload
+from ..bench.workload import synthetic_workload
 
 STUBS = Path(__file__).resolve().parent / "stubs"        # as a student starts them
-WORKSPACE = Path(__file__).resolve().parents[2] / "notebooks" / "exercises"   # theirs
+WORKSPACE = Path(__file__).resolve().parents[3] / "notebooks" / "exercises"   # theirs
 TIME_LIMIT = 120.0           # seconds a check may run: each takes a few on a laptop
 STEP_SECONDS = 1e-3          # what each step costs on the check's virtual clock
 STRANDED_AFTER = 10.0        # virtual seconds: every check's workload ends well before
@@ -113,7 +113,7 @@ class KernelExercise:
     """A Triton function or kernel the student writes: swapped in where the
     engine's kernels call it (``target``, and the same name in ``also``, modules
     that import it), then the kernels run in Triton's interpreter against their
-    naive references on ``cases`` (minicb/tools/kernel_cases.py)."""
+    naive references on ``cases`` (minicb/tools/course/kernel_cases.py)."""
     name: str
     chapter: int
     target: str
@@ -129,7 +129,7 @@ class KernelExercise:
 class FunctionExercise:
     """A function of the engine that no stage's step runs (a claim's verdict, a
     metric, the server's holdback, a tensor-parallel share, the cost model):
-    each of its ``cases`` (minicb/tools/function_cases.py) is called with the
+    each of its ``cases`` (minicb/tools/course/function_cases.py) is called with the
     student's function swapped in and with the engine's own, and compared."""
     name: str
     chapter: int
@@ -217,12 +217,12 @@ EXERCISES = {e.name: e for e in [
                    "merge split-KV's ranges by their log-sum-exps (a Triton kernel)", "combine"),
     KernelExercise("rms_norm", 8, "minicb.kernels.norm:add_rms_norm",
                    "the residual add and RMSNorm in one pass (a Triton kernel)", "norm"),
-    FunctionExercise("claim_verdict", 7, "minicb.tools.claims:judge",
+    FunctionExercise("claim_verdict", 7, "minicb.tools.report.claims:judge",
                      "decide a claim about time from interleaved repeats, or leave it undecided",
                      "judge"),
     FunctionExercise("percentiles", 7, "minicb.metrics:percentiles",
                      "a run's mean, p50, p90 and p99 of a list of times", "percentiles"),
-    FunctionExercise("stop_holdback", 9, "minicb.tools.server:TextStream.take",
+    FunctionExercise("stop_holdback", 9, "minicb.tools.serve.server:TextStream.take",
                      "stream only text no stop string can still claim", "text_stream"),
     FunctionExercise("vocab_share", 10, "minicb.executors.parallel:vocab_share",
                      "one rank's rows of the vocabulary, padded to an equal share", "vocab_share"),
