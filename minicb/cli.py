@@ -13,7 +13,7 @@ from .tools.bench.offline import main as bench_main
 from .tools.bench.serving import main as bench_serve_main
 from .tools.course.demo import main as demo_main
 from .tools.course.exercises import TIME_LIMIT
-from .tools.course.exercises import main as check_main
+from .tools.course.progress import main as check_main
 from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
 from .tools.serve.server import MAX_REQUEST_BYTES, chat_prompt, check_address, is_loopback, make_app

@@ -6,14 +6,14 @@ import pytest
 import torch
 
 from minicb import LLMEngine
-from minicb.tools.bench import benchmarks
+from minicb.tools.bench import benchmarks, decode_step
 from minicb.tools.bench.offline import format_rounds, warm_up
 from minicb.checkpoint import load_model
 from minicb.kernels.online_softmax import tile_options
 
 
 def test_every_decode_attention_case_computes_the_same_output():
-    cases, num_bytes = benchmarks.decode_attention_cases(3, 48, 4, 2, 16, torch.float32, "cpu")
+    cases, num_bytes = decode_step.decode_attention_cases(3, 48, 4, 2, 16, torch.float32, "cpu")
     outputs = {}
     for name, fn in cases.items():
         out = fn()
@@ -35,7 +35,7 @@ def test_tile_lengths_time_the_paged_kernel_at_each_length_in_turns():
         seen.append(fn)
         return benchmarks.time_ms(fn, reps=1)
 
-    rows = benchmarks.tile_lengths(2, 64, 4, 2, 16, torch.float32, "cpu", bandwidth=1e9,
+    rows = decode_step.tile_lengths(2, 64, 4, 2, 16, torch.float32, "cpu", bandwidth=1e9,
                                    lengths=(16, 32), repeats=2, timer=timer)
     assert [r["tile_keys"] for r in rows] == [16, 32] and all(len(r["ms"]) == 2 for r in rows)
     assert seen[0] is seen[2] and seen[1] is seen[3] and seen[0] is not seen[1]      # in turns
@@ -66,13 +66,13 @@ def test_decode_weight_bytes_count_the_lm_head_and_not_the_embedding(checkpoints
     layers = sum(p.numel() * 4 for name, p in model.named_parameters()
                  if not name.startswith(("embed_tokens", "lm_head")))
     lm_head = model.lm_head.weight.numel() * 4
-    assert benchmarks.decode_weight_bytes(model) == layers + lm_head
+    assert decode_step.decode_weight_bytes(model) == layers + lm_head
 
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_decode_steps_run_the_whole_batch(llama, overlap):
     engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", max_num_seqs=4, async_scheduling=overlap)
-    steps = benchmarks.decode_steps_at(engine, 4, 20, 5)
+    steps = decode_step.decode_steps_at(engine, 4, 20, 5)
     assert len(steps) == 5
     assert all(a.started < b.started for a, b in zip(steps, steps[1:]))     # in the order they ran
     assert all(s.kind == "decode" and s.useful_rows == 4 and s.num_tokens == 4 for s in steps)
@@ -86,7 +86,7 @@ def test_decode_steps_run_the_whole_batch_when_prompts_take_many_steps_to_admit(
     2,048 tokens a step, so the batch of 8 joins over several steps."""
     engine = LLMEngine(llama, engine="paged", attention_backend="sdpa", max_num_seqs=8, max_model_len=2048)
     assert engine.config.max_num_batched_tokens == 2048
-    steps = benchmarks.decode_steps_at(engine, 8, 1024, 16)
+    steps = decode_step.decode_steps_at(engine, 8, 1024, 16)
     assert len(steps) == 16 and all(s.useful_rows == 8 for s in steps)
 
 
@@ -96,9 +96,9 @@ def test_the_first_decode_step_at_a_batch_size_is_not_timed(monkeypatch):
     from minicb.metrics import StepRecord
 
     starts = [0.0, 0.9, 0.901, 0.902, 0.903, 0.904]         # a capture, then steps of 1 ms
-    monkeypatch.setattr(benchmarks, "decode_steps_at", lambda engine, batch, context, n: [
+    monkeypatch.setattr(decode_step, "decode_steps_at", lambda engine, batch, context, n: [
         StepRecord("decode", [0] * batch, batch, 0, 0, started=t) for t in starts[:n]])
-    row = benchmarks.roofline_row(None, 1, 16, weights=1e6, kv_per_token=100, bandwidth=1e9, decode_steps=3)
+    row = decode_step.roofline_row(None, 1, 16, weights=1e6, kv_per_token=100, bandwidth=1e9, decode_steps=3)
     assert row["step_ms_each"] == pytest.approx([1.0, 1.0, 1.0]) and row["step_ms"] == pytest.approx(1.0)
 
 
@@ -133,7 +133,7 @@ def test_the_predicted_roofline_runs_the_paged_engine_on_a_simulated_gpu():
     fixed cost of a step weighs less the more the step reads."""
     from minicb.costmodel import HARDWARE, MODEL_SHAPES
 
-    rows = benchmarks.simulated_decode_roofline("llama-3.2-1b", "h100-sxm", [1, 64], context=256,
+    rows = decode_step.simulated_decode_roofline("llama-3.2-1b", "h100-sxm", [1, 64], context=256,
                                                 max_model_len=512, decode_steps=4)
     assert [r["batch"] for r in rows] == [1, 64]
     assert all(r["step_ms"] > r["roofline_ms"] > 0 for r in rows)

@@ -11,7 +11,7 @@ import pytest
 
 from minicb import LLMEngine
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, step_seconds
-from minicb.tools.bench.benchmarks import simulated_decode_roofline
+from minicb.tools.bench.decode_step import simulated_decode_roofline
 from minicb.tools.bench.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
                                     decode_runs, fit_costs, fit_decode_sidecar, fit_nonnegative,
                                     launch_cost, spread_errors, step_features)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from minicb.tools.gpu import parts, plan
 from minicb.tools.gpu import run as gpu_run
 from minicb.tools.report.scale import SIZES, Scale, run_scale
 
@@ -23,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_every_notebook_is_in_exactly_one_part_and_has_sizes():
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")
-                       if p.stem not in gpu_run.SAME_ON_ANY_MACHINE)
-    in_parts = sorted(nb for part in gpu_run.PARTS for nb in part.notebooks)
+                       if p.stem not in parts.SAME_ON_ANY_MACHINE)
+    in_parts = sorted(nb for part in parts.PARTS for nb in part.notebooks)
     assert in_parts == notebooks
     assert sorted(SIZES) == notebooks
 
@@ -32,7 +33,7 @@ def test_every_notebook_is_in_exactly_one_part_and_has_sizes():
 def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
     """The figure names a part expects are the ones its notebooks save: all of them,
     but 10's, which needs two GPUs."""
-    for part in gpu_run.PARTS:
+    for part in parts.PARTS:
         saved = set()
         for notebook in part.notebooks:
             cells = json.loads((ROOT / "notebooks" / f"{notebook}.ipynb").read_text())["cells"]
@@ -43,19 +44,19 @@ def test_each_part_expects_the_figures_its_notebooks_draw_at_full_scale():
 
 
 def test_every_part_of_an_h100_run_fits_one_command_and_the_parts_pack_into_windows():
-    minutes = {part.name: gpu_run.part_minutes(part, gpu_run.H100_RATES) for part in gpu_run.PARTS}
-    assert all(m <= gpu_run.MAX_MINUTES for m in minutes.values()), minutes
-    assert gpu_run.MAX_MINUTES < 10                            # each fits one command
-    packed = gpu_run.windows(minutes)
+    minutes = {part.name: plan.part_minutes(part, parts.H100_RATES) for part in parts.PARTS}
+    assert all(m <= parts.MAX_MINUTES for m in minutes.values()), minutes
+    assert parts.MAX_MINUTES < 10                            # each fits one command
+    packed = plan.windows(minutes)
     assert sorted(n for window in packed for n in window) == sorted(minutes)      # each part once
     for window in packed:
-        assert gpu_run.START_MINUTES + sum(minutes[n] for n in window) <= gpu_run.WINDOW_MINUTES == 15
+        assert parts.START_MINUTES + sum(minutes[n] for n in window) <= parts.WINDOW_MINUTES == 15
     assert len(packed) <= math.ceil(sum(minutes.values()) / 7)      # no window left half empty
 
 
 def test_windows_place_the_longest_parts_first():
     # e cannot run (over MAX_MINUTES); a and b fill a window of 14 minutes after its start
-    assert gpu_run.windows({"a": 8, "b": 6, "c": 5, "d": 1, "e": 20}) == [["a", "b"], ["c", "d"]]
+    assert plan.windows({"a": 8, "b": 6, "c": 5, "d": 1, "e": 20}) == [["a", "b"], ["c", "d"]]
 
 
 # What GPU runs measured: the H200's rates, the decode roofline's modes then, each part's seconds.
@@ -74,12 +75,12 @@ GPU_RUNS = [dict(rates=dict(copy_gb_s=4211, matmul_tflops=702), modes=2,
 def test_the_estimates_are_near_what_gpu_runs_measured(monkeypatch, run):
     """Within 50% either way: the plan is rough, but it must not send a part that
     cannot finish, nor refuse one that can."""
-    monkeypatch.setattr(gpu_run, "ROOFLINE_MODES", run["modes"])
+    monkeypatch.setattr(plan, "ROOFLINE_MODES", run["modes"])
     for name, measured in run["seconds"].items():
-        part = gpu_run.chosen([name])[0]
+        part = plan.chosen([name])[0]
         if name == "kernels":       # these runs came before the part profiled a decode step
             part = dataclasses.replace(part, module="", output="")
-        estimate = 60 * gpu_run.part_minutes(part, run["rates"])
+        estimate = 60 * plan.part_minutes(part, run["rates"])
         assert measured / 1.5 <= estimate <= measured * 1.5, (name, estimate, measured)
 
 
@@ -87,8 +88,8 @@ def test_the_paged_notebook_is_given_more_than_an_h200_needed_for_most_of_it():
     """On an H200 (copy 4,219 GB/s, matmul 728 TFLOP/s) notebook 05 was stopped at a
     deadline of 189 s, in its block-size sweep, with the sweep, preemption and chunking
     still to run: about 25 engines of the 256-request workload, 12 of them done by 167 s."""
-    part = gpu_run.chosen(["iteration:05_paged"])[0]
-    estimate = 60 * gpu_run.part_minutes(part, dict(copy_gb_s=4219, matmul_tflops=728))
+    part = plan.chosen(["iteration:05_paged"])[0]
+    estimate = 60 * plan.part_minutes(part, dict(copy_gb_s=4219, matmul_tflops=728))
     assert 189 * 25 / 12 / 1.5 <= estimate <= 189 * 25 / 12 * 1.5, estimate
 
 
@@ -96,23 +97,23 @@ def test_the_study_estimate_is_near_what_an_h200_measured():
     """Notebook 07's spread experiment fills most of the benchmarks part: on an H200
     (copy 4,180 GB/s, matmul 758 TFLOP/s) it took 535 s with the peers on 32 requests,
     when the estimate said 423 s and the rest of the part was cut at the deadline."""
-    sizes = dict(gpu_run.SIZES["07_benchmarks"]["full"], peer_requests=32)
-    estimate = gpu_run.study_seconds(sizes, gpu_run.CostModel(4180e9, 758e12), "llama-3.2-1b")
+    sizes = dict(SIZES["07_benchmarks"]["full"], peer_requests=32)
+    estimate = plan.study_seconds(sizes, plan.CostModel(4180e9, 758e12), "llama-3.2-1b")
     assert 535 / 1.25 <= estimate <= 535 * 1.25, estimate
 
 
 def test_a_slower_gpu_gets_longer_estimates_and_the_plan_refuses_what_does_not_fit(capsys, monkeypatch):
     slow = dict(copy_gb_s=300, matmul_tflops=65)           # about a T4
-    assert all(gpu_run.part_minutes(p, slow) >= gpu_run.part_minutes(p, gpu_run.H100_RATES)
-               for p in gpu_run.PARTS)
-    monkeypatch.setattr(gpu_run, "measured_rates", lambda device: dict(slow, matmul_dtype="float16"))
-    minutes = gpu_run.plan(gpu_run.PARTS)
+    assert all(plan.part_minutes(p, slow) >= plan.part_minutes(p, parts.H100_RATES)
+               for p in parts.PARTS)
+    monkeypatch.setattr(plan, "measured_rates", lambda device: dict(slow, matmul_dtype="float16"))
+    minutes = plan.plan(parts.PARTS)
     printed = capsys.readouterr().out
-    refused = [name for name, m in minutes.items() if m > gpu_run.MAX_MINUTES]
+    refused = [name for name, m in minutes.items() if m > parts.MAX_MINUTES]
     assert refused and all(re.search(rf"{name} .*REFUSED", printed) for name in refused)
 
 
-def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True, rehearsal=True):
+def fake_archive(path: Path, part: parts.Part, figures: dict, passed=True, rehearsal=True):
     """A part's archive holding these figure sidecars (each with a PNG)."""
     with tarfile.open(path, "w:gz") as tar:
         def add(name, data: bytes):
@@ -130,7 +131,7 @@ def fake_archive(path: Path, part: gpu_run.Part, figures: dict, passed=True, reh
 
 
 def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
-    part = next(p for p in gpu_run.PARTS if p.name == "iteration")
+    part = next(p for p in parts.PARTS if p.name == "iteration")
     complete = dict(gpu="H100", torch="2", triton="3", transformers="5", date="2026-11-24")
     archive = tmp_path / "iteration.tar.gz"
     fake_archive(archive, part, {name: complete for name in part.figures})
@@ -147,7 +148,7 @@ def test_an_archive_missing_a_figure_or_a_sidecar_key_is_caught(tmp_path):
 
 
 def test_a_figure_drawn_only_where_triton_compiles_is_expected_on_a_gpu_alone(tmp_path):
-    part = next(p for p in gpu_run.PARTS if p.name == "kernels")
+    part = next(p for p in parts.PARTS if p.name == "kernels")
     complete = dict(gpu="H200", torch="2", triton="3", transformers="5", date="2026-11-26")
     archive = tmp_path / "kernels.tar.gz"
     fake_archive(archive, part, {name: complete for name in part.figures}, rehearsal=True)
@@ -204,14 +205,14 @@ def test_every_line_only_a_gpu_reaches_names_what_reaches_it():
     """A CPU never runs these lines, not even in the rehearsal: each file holding one
     must name the GPU test, or the part, that does (tests of part 1 run under
     coverage on a GPU and report the lines they missed)."""
-    found = gpu_run.cuda_only_lines(ROOT)
-    unlisted = sorted(set(found) - set(gpu_run.REACHED_ON_A_GPU))
+    found = parts.cuda_only_lines(ROOT)
+    unlisted = sorted(set(found) - set(parts.REACHED_ON_A_GPU))
     assert not unlisted, f"lines only a GPU reaches, in files REACHED_ON_A_GPU does not list: {unlisted}"
-    assert not set(gpu_run.REACHED_ON_A_GPU) - set(found)              # no stale entry either
-    tests = {t.split("::")[0] for t in gpu_run.GPU_TESTS}
-    parts = {p.name for p in gpu_run.PARTS}
-    for name, reached_by in gpu_run.REACHED_ON_A_GPU.items():
-        assert (reached_by in tests or reached_by.removeprefix("part ") in parts
+    assert not set(parts.REACHED_ON_A_GPU) - set(found)              # no stale entry either
+    tests = {t.split("::")[0] for t in parts.GPU_TESTS}
+    names = {p.name for p in parts.PARTS}
+    for name, reached_by in parts.REACHED_ON_A_GPU.items():
+        assert (reached_by in tests or reached_by.removeprefix("part ") in names
                 or reached_by.startswith("two GPUs")), (name, reached_by)
 
 
@@ -243,20 +244,20 @@ def test_a_gpu_too_small_for_a_shape_gets_the_largest_that_fits():
 
 
 def test_a_part_can_run_some_of_its_notebooks_and_expects_only_their_figures():
-    [stages] = gpu_run.chosen(["stages:03_dynamic"])
+    [stages] = plan.chosen(["stages:03_dynamic"])
     assert stages.notebooks == ["03_dynamic"] and stages.figures == ["03_dynamic_window"]
-    [both] = gpu_run.chosen(["iteration:04_continuous,05_paged"])
+    [both] = plan.chosen(["iteration:04_continuous,05_paged"])
     assert both.notebooks == ["04_continuous", "05_paged"]
     assert both.figures == ["04_orca_picture", "04_tokens_per_step", "04_latency_cdf", "05_block_pool",
                             "05_kv_waste", "05_running_vs_budget", "05_block_size"]
-    assert [p.name for p in gpu_run.chosen(["kernels", "stages"])] == ["kernels", "stages"]
-    assert gpu_run.chosen([]) == gpu_run.PARTS
+    assert [p.name for p in plan.chosen(["kernels", "stages"])] == ["kernels", "stages"]
+    assert plan.chosen([]) == parts.PARTS
     full = dict(copy_gb_s=4219, matmul_tflops=784)
-    assert gpu_run.part_minutes(stages, full) < gpu_run.part_minutes(gpu_run.chosen(["stages"])[0], full)
+    assert plan.part_minutes(stages, full) < plan.part_minutes(plan.chosen(["stages"])[0], full)
     with pytest.raises(SystemExit, match="part stages has no notebook '04_continuous'"):
-        gpu_run.chosen(["stages:04_continuous"])
+        plan.chosen(["stages:04_continuous"])
     with pytest.raises(SystemExit, match="unknown part 'stage'"):
-        gpu_run.chosen(["stage:03_dynamic"])
+        plan.chosen(["stage:03_dynamic"])
 
 
 @pytest.mark.parametrize("minutes", ["0", "-1", "nan", "inf", "soon"])

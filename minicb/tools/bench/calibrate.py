@@ -30,7 +30,8 @@ import torch
 from ...costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
 from ...executors.simulated import split_sequences
 from ...llm import LLMEngine
-from .benchmarks import measured_rates, simulated_decode_roofline
+from .benchmarks import measured_rates
+from .decode_step import simulated_decode_roofline
 from .driver import replay
 from ..report.scale import rehearsed, run_scale
 from .workload import preset_workload, synthetic_workload
@@ -161,7 +162,7 @@ DECODE_STEPS = 16        # notebook 08's decode_roofline times this many steps a
 
 def decode_profile(base: Hardware, runs: dict, name: str, measured: dict) -> Hardware:
     """A profile fitted to a GPU's measured decode steps: ``runs`` is {shape:
-    rows of benchmarks.decode_roofline}. A decode step streams its bytes, so
+    rows of decode_step.decode_roofline}. A decode step streams its bytes, so
     each is fitted as those bytes over ``base``'s peak bandwidth times a
     fraction, plus a cost per step and one per sequence. Every row reads
     contexts of one length, so a cost per cached token cannot be told from one

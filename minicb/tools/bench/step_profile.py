@@ -22,7 +22,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from ...llm import LLMEngine
 from ...sampling import SamplingParams
-from .benchmarks import decode_weight_bytes
+from .decode_step import decode_weight_bytes
 from ..report.scale import run_scale
 
 TOP_KERNELS = 25          # the rest of a step's kernels summed as one row

@@ -26,7 +26,8 @@ import time
 import types
 from pathlib import Path
 
-from .exercises import EXERCISES, check, engine_function, in_order, tiny_checkpoint
+from .check import check, engine_function
+from .exercises import EXERCISES, in_order, tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORT = ROOT / "tests" / "mutants.json"          # what the last full run found

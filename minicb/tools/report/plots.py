@@ -61,7 +61,7 @@ def plot_schedule(run, title, ax=None):
 
 def plot_decode_roofline(measurements: dict, context: int):
     """The paged engine's decode step against its roofline, a panel per model
-    shape, from {"shape | mode": rows of benchmarks.decode_roofline}, the form
+    shape, from {"shape | mode": rows of decode_step.decode_roofline}, the form
     the figure's sidecar keeps them in: so the figure can be redrawn from it."""
     shapes = list(dict.fromkeys(key.split(" | ")[0] for key in measurements))
     fig, axes = plt.subplots(len(shapes), 1, figsize=(6, 3.6 * len(shapes)), squeeze=False)
