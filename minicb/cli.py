@@ -16,7 +16,9 @@ from .tools.course.exercises import TIME_LIMIT
 from .tools.course.progress import main as check_main
 from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
                       engine_options)
-from .tools.serve.server import MAX_REQUEST_BYTES, chat_prompt, check_address, is_loopback, make_app
+from .tools.serve.door import MAX_REQUEST_BYTES, check_address, is_loopback
+from .tools.serve.protocol import chat_prompt
+from .tools.serve.server import make_app
 from .tools.bench.workload import PRESETS
 
 

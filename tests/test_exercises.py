@@ -260,7 +260,7 @@ ANSWERS = {
     "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/report/claims.py:judge"]),
                          ("percentiles", ["../minicb/metrics.py:percentiles"])],
     "08_fast_step.md": [("rms_norm", ["../kernels/norm.py:kernel", "../kernels/norm.py:wrapper"])],
-    "09_serving.md": [("stop_holdback", ["../minicb/tools/serve/server.py:text_stream"])],
+    "09_serving.md": [("stop_holdback", ["../minicb/tools/serve/protocol.py:text_stream"])],
     "10_parallelism.md": [("vocab_share", ["../minicb/executors/parallel.py:vocab_share"]),
                           ("collective_bytes", ["../minicb/executors/parallel.py:volume"])],
     "11_simulated.md": [("step_cost", ["../minicb/costmodel.py:step_seconds"]),

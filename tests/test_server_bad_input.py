@@ -10,7 +10,9 @@ import threading
 import pytest
 
 from minicb import LLMEngine
-from minicb.tools.serve.server import Detokenizer, ServerThread, TextStream
+from minicb.tools.serve.engine_loop import Detokenizer
+from minicb.tools.serve.protocol import TextStream
+from minicb.tools.serve.server import ServerThread
 from minicb.request import StepOutput
 from .test_server import NAME, OPTIONS, client, expected_text, metric, post, wait_until_idle
 
@@ -230,7 +232,7 @@ def test_unknown_paths_and_methods_get_openai_s_error_shape(server):
 def test_a_failure_in_one_request_s_decoding_costs_only_that_request(server):
     """A bug in the engine loop's own work for one request (its detokenizer here, or
     starting it) fails that request with a 500; the loop goes on serving."""
-    from minicb.tools.serve import server as module
+    from minicb.tools.serve import engine_loop as module
 
     original = module.Detokenizer.text
 

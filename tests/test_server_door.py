@@ -11,7 +11,9 @@ import openai
 import pytest
 
 from minicb import LLMEngine, SamplingParams
-from minicb.tools.serve.server import EngineLoop, ServerThread, Submission, check_address, make_app
+from minicb.tools.serve.door import check_address
+from minicb.tools.serve.engine_loop import EngineLoop, Submission
+from minicb.tools.serve.server import ServerThread, make_app
 
 from .test_server import NAME, OPTIONS, client, expected_text, metric, post
 

@@ -203,7 +203,7 @@ EXERCISES = {e.name: e for e in [
                      "judge"),
     FunctionExercise("percentiles", 7, "minicb.metrics:percentiles",
                      "a run's mean, p50, p90 and p99 of a list of times", "percentiles"),
-    FunctionExercise("stop_holdback", 9, "minicb.tools.serve.server:TextStream.take",
+    FunctionExercise("stop_holdback", 9, "minicb.tools.serve.protocol:TextStream.take",
                      "stream only text no stop string can still claim", "text_stream"),
     FunctionExercise("vocab_share", 10, "minicb.executors.parallel:vocab_share",
                      "one rank's rows of the vocabulary, padded to an equal share", "vocab_share"),

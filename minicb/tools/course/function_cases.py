@@ -63,7 +63,7 @@ def text_stream_cases():
     """A stream cut at stop strings: pieces that split a stop string, a stop
     inside a piece, two stops, none at all; each piece taken as it arrives."""
     def stream(stops, pieces):
-        text = module("minicb.tools.serve.server").TextStream(stops)
+        text = module("minicb.tools.serve.protocol").TextStream(stops)
         sent = []
         for piece in pieces:
             stopped = text.add(piece)
