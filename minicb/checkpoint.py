@@ -15,7 +15,7 @@ from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from .layer_ops import layer_ops
-from .model import Decoder, ModelConfig, Rotary
+from .model import Decoder, ModelConfig
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -36,10 +36,12 @@ def read_config(path) -> ModelConfig:
 
 
 # ANCHOR: load_model
-def load_model(path, dtype="float32", device="cpu", fused_ops=False) -> Decoder:
+def load_model(path, dtype="float32", device="cpu", fused_ops=False, share=None) -> Decoder:
     """Build the decoder on the meta device, then adopt the checkpoint's tensors.
-    fused_ops: the layer's fused Triton kernels instead of the plain operations,
-    and its projections that read one input joined into one matmul."""
+    share: tensor parallelism's cut (chapter 10), a function that keeps one rank's
+    part of the whole model, before anything is joined. fused_ops: the layer's
+    fused Triton kernels instead of the plain operations, and its projections
+    that read one input joined into one matmul."""
     cfg, dtype = read_config(path), resolve_dtype(dtype)
     with torch.device("meta"):
         model = Decoder(cfg)
@@ -50,7 +52,8 @@ def load_model(path, dtype="float32", device="cpu", fused_ops=False) -> Decoder:
     if cfg.tie_word_embeddings:
         state["lm_head.weight"] = state["embed_tokens.weight"]
     model.load_state_dict(state, strict=True, assign=True)
-    model.rotary = Rotary(cfg, device)
+    if share is not None:
+        share(model)
     model.ops = layer_ops(fused_ops)
     if fused_ops:
         model.join_projections()

@@ -181,8 +181,7 @@ class EngineConfig:
             raise ValueError(f"prompt_graphs=True needs engine 'paged' with cuda_graphs=True (or the simulated "
                              f"executor), got engine {self.engine!r} with cuda_graphs={self.cuda_graphs!r}")
         if self.fused_ops is None:
-            self.fused_ops = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
-                              and self.tensor_parallel_size == 1)
+            self.fused_ops = str(self.device).startswith("cuda") and self.attention_backend == "triton"
         elif self.fused_ops and self.attention_backend != "triton":
             raise ValueError(f"fused_ops=True needs attention_backend 'triton' (its kernels are "
                              f"Triton's), got {self.attention_backend!r}")
@@ -252,9 +251,12 @@ class EngineConfig:
         if self.engine not in ("continuous", "paged"):
             raise ValueError(f"tensor_parallel_size={n} needs engine 'continuous' or 'paged', got "
                              f"{self.engine!r}: stages 1-3 allocate a KV cache per batch")
-        for name in ("cuda_graphs", "async_scheduling", "fused_ops"):
-            if getattr(self, name):
-                raise ValueError(f"{name}=True does not work with tensor_parallel_size={n}")
+        if self.cuda_graphs:
+            # The graph executor replays the model in this process; tensor parallelism
+            # runs it in one worker process per rank, each of which would capture its
+            # own graphs around the collectives: not built (one GPU here to test it on).
+            raise ValueError(f"cuda_graphs=True does not work with tensor_parallel_size={n}: "
+                             f"the model runs in the ranks' processes, not in this one")
         if str(self.device).startswith("cuda") and n > torch.cuda.device_count():
             raise ValueError(f"tensor_parallel_size={n} needs {n} GPUs, this machine has "
                              f"{torch.cuda.device_count()}")

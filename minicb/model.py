@@ -14,7 +14,7 @@ The residual add, the RMSNorms, rotary and SwiGLU's middle come from ``ops``
 (``minicb/layer_ops.py``): the plain PyTorch operations, or fused Triton
 kernels that compute the same (chapter 8). The fused model also joins the
 projections that read one input, q/k/v and gate/up, into one matmul each
-(``Decoder.join_projections``).
+(``Decoder.join_projections``); the forward pass is the same either way.
 """
 import math
 from dataclasses import dataclass
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .layer_ops import layer_ops
+from .layer_ops import JoinedLinear, Separate, layer_ops
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 
@@ -119,16 +119,22 @@ class RMSNorm(nn.Module):
 
 # ANCHOR: rope
 class Rotary:
-    """Rotary position embedding: rotate pairs of q/k channels by position * frequency."""
+    """Rotary position embedding: rotate pairs of q/k channels by position
+    times frequency."""
 
-    def __init__(self, cfg: ModelConfig, device):
-        exponents = torch.arange(0, cfg.head_dim, 2, dtype=torch.int64).float() / cfg.head_dim
+    def __init__(self, cfg: ModelConfig):
+        # On the CPU, whatever device the decoder is built on (the meta device, when
+        # loading); cos_sin moves the frequencies to the positions' device once.
+        d = cfg.head_dim
+        exponents = torch.arange(0, d, 2, device="cpu").float() / d
         inv_freq = 1.0 / (cfg.rope_theta ** exponents)                      # [d/2]
         if cfg.rope_scaling is not None:
             inv_freq = llama3_scaled_frequencies(inv_freq, cfg.rope_scaling)
-        self.inv_freq = inv_freq.to(device)
+        self.inv_freq = inv_freq
 
     def cos_sin(self, positions, dtype):
+        if self.inv_freq.device != positions.device:
+            self.inv_freq = self.inv_freq.to(positions.device)
         freqs = positions.float()[:, None] * self.inv_freq[None, :]        # [N, d/2]
         angles = torch.cat([freqs, freqs], dim=-1)                          # [N, d]
         return angles.cos().to(dtype), angles.sin().to(dtype)
@@ -152,35 +158,6 @@ def llama3_scaled_frequencies(inv_freq, scaling):
     return torch.where(in_between, smoothed, scaled)
 
 
-# ANCHOR: joined
-class JoinedLinear:
-    """Linears that read the same input (q, k and v; gate and up) as one matmul:
-    their weights stacked into one matrix, each linear's weight then a view of
-    its rows, so the memory is not doubled. One larger matmul reads the input
-    once and keeps the GPU busier than several small ones (chapter 8). Not a
-    module: its weight is already the linears' parameters."""
-
-    def __init__(self, *linears: nn.Linear):
-        self.sizes = [linear.out_features for linear in linears]
-        # detached: a loaded weight requires grad, and cat's graph would keep the
-        # separate weights alive beside the joined copy (twice the memory)
-        self.weight = torch.cat([linear.weight.detach() for linear in linears])
-        has_bias = linears[0].bias is not None
-        self.bias = (torch.cat([linear.bias.detach() for linear in linears])
-                     if has_bias else None)
-        for i, linear in enumerate(linears):
-            rows = self.weight.split(self.sizes)[i]
-            linear.weight = nn.Parameter(rows, requires_grad=False)
-            if has_bias:
-                rows = self.bias.split(self.sizes)[i]
-                linear.bias = nn.Parameter(rows, requires_grad=False)
-
-    def __call__(self, x):
-        out = nn.functional.linear(x, self.weight, self.bias)
-        return out.split(self.sizes, dim=-1)
-# ANCHOR_END: joined
-
-
 # ANCHOR: attention
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int):
@@ -197,14 +174,12 @@ class Attention(nn.Module):
         if cfg.qk_norm:
             self.q_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
-        self.qkv = None          # join_projections: q, k and v in one matmul
+        # q, k and v as the checkpoint has them; fused_ops joins them (chapter 8)
+        self.qkv = Separate(self.q_proj, self.k_proj, self.v_proj)
 
     def forward(self, x, cos, sin, attn, ops):
         n = x.shape[0]                                                # x [N, hidden]
-        if self.qkv is not None:
-            q, k, v = self.qkv(x)
-        else:
-            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q, k, v = self.qkv(x)
         q = q.view(n, self.num_heads, self.head_dim)                  # [N, H, d]
         k = k.view(n, self.num_kv_heads, self.head_dim)               # [N, KVH, d]
         v = v.view(n, self.num_kv_heads, self.head_dim)
@@ -223,13 +198,10 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
-        self.gate_up = None      # join_projections: gate and up in one matmul
+        self.gate_up = Separate(self.gate_proj, self.up_proj)         # or joined
 
     def forward(self, x, ops):
-        if self.gate_up is not None:
-            gate, up = self.gate_up(x)
-        else:
-            gate, up = self.gate_proj(x), self.up_proj(x)
+        gate, up = self.gate_up(x)
         return self.down_proj(ops.silu_mul(gate, up))
 
 
@@ -265,7 +237,7 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
-        self.rotary = None   # set by load_model once the device is known
+        self.rotary = Rotary(cfg)
         self.ops = layer_ops()       # the plain operations; load_model may fuse them
 
     @torch.inference_mode()
@@ -278,11 +250,13 @@ class Decoder(nn.Module):
         return self.ops.add_rms_norm(h, residual, self.norm.weight, self.norm.eps)[0]
 
     def join_projections(self):
-        """Each layer's q, k and v, and its gate and up, as one matmul each."""
+        """Each layer's q, k and v, and its gate and up, as one matmul each: the
+        separate linears give their weights to the joined one and are gone."""
         for layer in self.layers:
             attn, mlp = layer.self_attn, layer.mlp
             attn.qkv = JoinedLinear(attn.q_proj, attn.k_proj, attn.v_proj)
             mlp.gate_up = JoinedLinear(mlp.gate_proj, mlp.up_proj)
+            del attn.q_proj, attn.k_proj, attn.v_proj, mlp.gate_proj, mlp.up_proj
 
     @property
     def dtype(self) -> torch.dtype:

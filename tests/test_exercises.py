@@ -241,7 +241,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Each exercise's answer: the listings of the engine's code that solve it, by chapter.
 ANSWERS = {
     "01_single.md": [("stop_reason", ["../minicb/stages/base.py:stop_reason"]),
-                     ("top_p", ["../minicb/stages/base.py:keep_top_p"]),
+                     ("top_p", ["../minicb/sampling.py:keep_top_p"]),
                      ("online_softmax", ["../kernels/online_softmax.py:attend_block"])],
     "02_static.md": [("left_padding", ["../minicb/stages/static.py:left_padded"]),
                      ("static_batches", ["../minicb/stages/static.py:next_batch"])],

@@ -45,6 +45,20 @@ def test_every_stage_and_backend_that_supports_it(llama, engine, backend):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("options", [dict(fused_ops=True), dict(fused_ops=True, async_scheduling=True)],
+                         ids=["fused", "fused+async"])
+def test_the_fast_paths_split_too(checkpoints, options):
+    """Each rank cuts its q, k and v (and gate and up) before joining them, and runs
+    the fused kernels; Qwen2's tiny model adds a bias to the joined q, k and v and
+    has one KV head, which both ranks keep."""
+    for arch in ("llama", "qwen2"):
+        expected, _ = greedy(checkpoints[arch], engine="paged", attention_backend="triton")
+        got, _ = greedy(checkpoints[arch], engine="paged", attention_backend="triton",
+                        tensor_parallel_size=2, **options)
+        assert got == expected, arch
+
+
+@pytest.mark.slow
 def test_preemption_and_aborts_online(llama):
     """Few blocks force preemption; an abort frees its blocks in every rank's cache alike."""
     def run(**options):
@@ -72,7 +86,8 @@ def test_preemption_and_aborts_online(llama):
     (dict(engine="paged", tensor_parallel_size=3), "must divide the model's 4 attention heads"),
     (dict(engine="static", tensor_parallel_size=2), "needs engine 'continuous' or 'paged'"),
     (dict(engine="paged", tensor_parallel_size=0), "tensor_parallel_size must be an integer >= 1"),
-    (dict(engine="paged", tensor_parallel_size=2, async_scheduling=True), "async_scheduling=True does not work"),
+    (dict(engine="paged", tensor_parallel_size=2, cuda_graphs=True),
+     "cuda_graphs=True does not work with tensor_parallel_size=2: the model runs in the ranks' processes"),
 ])
 def test_bad_sizes_fail_before_any_process_starts(llama, options, message):
     with pytest.raises(ValueError, match=message):

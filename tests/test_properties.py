@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from minicb.kernels import reference
 from minicb.kernels.padded_attention import padded_attention
-from minicb.stages.base import keep_top_p
+from minicb.sampling import keep_top_p
 
 from .conftest import DEVICE
 

@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from minicb import LLM, SamplingParams
-from minicb.stages.base import Sampler, keep_top_k, keep_top_p, read_tokens
+from minicb.sampling import Sampler, keep_top_k, keep_top_p
+from minicb.stages.base import read_tokens
 
 from .conftest import DEVICE
 

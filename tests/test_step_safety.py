@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from minicb import LLM, LLMEngine, SamplingParams
-from minicb.stages.base import Sampler
+from minicb.sampling import Sampler
 
 GREEDY = SamplingParams(max_tokens=4, ignore_eos=True)
 ENGINES = {

@@ -31,7 +31,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..checkpoint import load_model, resolve_dtype
-from ..model import Rotary
 from .plain import WallClock
 
 
@@ -346,10 +345,10 @@ def worker_main(rank, n, address, pipe, path, config):
         torch.cuda.set_device(device)
     dist.init_process_group("gloo" if device == "cpu" else "nccl", init_method=address,
                             rank=rank, world_size=n, timeout=timedelta(minutes=5))
-    model = load_model(path, config.dtype, "cpu")    # whole, then cut: not frugal
-    shard_model(model, rank, n)
-    model = model.to(device)
-    model.rotary = Rotary(model.config, device)
+    # Whole on the CPU, then cut and joined there: not frugal, but the GPU holds
+    # only this rank's share.
+    model = load_model(path, config.dtype, "cpu", config.fused_ops,
+                       share=lambda whole: shard_model(whole, rank, n)).to(device)
     worker = Worker(model, device)
     while True:
         try:

@@ -130,7 +130,7 @@ EXERCISES = {e.name: e for e in [
              dict(engine="single"), num_requests=12, output_len=(1, 12),
              sampling=dict(ignore_eos=False, stop_token_ids=list(range(3, 259, 16))),
              cases="stop_reason"),
-    exercise("top_p", 1, "minicb.stages.base:keep_top_p",
+    exercise("top_p", 1, "minicb.sampling:keep_top_p",
              "nucleus sampling: keep each row's smallest set of tokens reaching top_p",
              dict(engine="single"), num_requests=8, output_len=(4, 12),
              sampling=dict(temperature=1.0, top_p=0.6, seed=7), cases="top_p"),

@@ -159,7 +159,7 @@ def top_p_cases():
     """What nucleus sampling keeps, compared as the returned probabilities (so a row
     left unnormalised shows): a mass exactly at top_p, a top_p that rounds to 0, ties,
     and a batch whose rows differ (every value exact in binary)."""
-    keep = lambda probs, top_p: module("minicb.stages.base").keep_top_p(  # noqa: E731
+    keep = lambda probs, top_p: module("minicb.sampling").keep_top_p(  # noqa: E731
         torch.tensor(probs), torch.tensor(top_p))
     cases = {"a mass exactly at top_p": ([[0.5, 0.25, 0.25]], [0.5]),
              "top_p 0: the best token stays": ([[0.25, 0.5, 0.25]], [0.0]),
