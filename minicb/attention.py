@@ -12,6 +12,7 @@ import (``use_interpreter_without_gpu``), before anything loads triton.
 """
 import os
 import sys
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import torch
@@ -37,11 +38,14 @@ def attention_ops(backend: str) -> SimpleNamespace:
         # Loaded only when asked for: the kernels load Triton, which must know first
         # whether to interpret them (use_interpreter_without_gpu).
         from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
-        module = SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
-                                 padded_attention=padded_attention.padded_attention,
-                                 ragged_attention=ragged_attention.ragged_attention,
-                                 paged_attention=paged_attention.paged_attention,
-                                 store_kv_cache=kv_write.store_kv_cache)
+        return SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
+                               padded_attention=padded_attention.padded_attention,
+                               ragged_attention=ragged_attention.ragged_attention,
+                               paged_attention=paged_attention.paged_attention,
+                               # Triton's alone: stage 5 over a fixed grid of listed
+                               # query tiles, for a step padded to a fixed size (chapter 8)
+                               paged_attention_tiles=paged_attention.paged_attention_tiles,
+                               store_kv_cache=kv_write.store_kv_cache)
     else:
         raise ValueError(f"unknown attention backend {backend!r}")
     return SimpleNamespace(**{name: getattr(module, name) for name in KERNEL_NAMES})
@@ -53,3 +57,25 @@ def _check_triton_can_run():
             "attention_backend='triton' without a GPU needs Triton's interpreter: set "
             "TRITON_INTERPRET=1 before triton is first imported (import minicb first, or "
             "export it in the shell), or use attention_backend='sdpa'")
+
+
+# ANCHOR: step_tensors
+@dataclass(frozen=True)
+class StepTensors:
+    """What a stage's attention metadata holds for one step alone, declared by
+    the metadata's class (its ``STEP``) for an executor that pads a step to a
+    fixed size and replays it (CUDA graphs, chapter 8). Each tensor has a row
+    per token of the step, a row per sequence, or the sequences' boundaries
+    (``cu_seqlens``: one row more); ``tables`` have a row per sequence and as
+    many columns as a ``max_model_len`` request can need. A padding row holds
+    ``padding[name]``, else 0: it writes no K/V a sequence reads and attends to
+    one key. ``batch_cache``: the K/V cache is made for each batch
+    (``new_batch_kv_cache``). Every metadata class also has ``max_query_len``,
+    the most queries a sequence has this step: a decode step has 1."""
+    tokens: tuple[str, ...] = ()
+    sequences: tuple[str, ...] = ()
+    boundaries: str | None = None
+    tables: tuple[str, ...] = ()
+    padding: dict = field(default_factory=dict)
+    batch_cache: bool = False
+# ANCHOR_END: step_tensors

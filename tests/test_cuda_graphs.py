@@ -331,17 +331,17 @@ def test_a_captured_step_reads_nothing_back_to_the_host(llama):
         assert set(ran) == {"forward", "forward_prompt"} and reads.found == []
 
 
-def test_a_step_without_block_tables_runs_eagerly(llama):
+def test_the_profiled_step_runs_eagerly(llama):
     """Stage 5 sizes its KV cache on a GPU by running the largest step the token budget
-    allows with attention left out (a function, no block tables): never a graph."""
+    allows with attention left out: the executor runs it as the plain one would, never
+    a graph (its metadata is a function, with nothing to pad)."""
     llm = LLM(llama, engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
               max_num_batched_tokens=64)
     llm.stage.config.prompt_graphs = True
     runner = use_decode_graphs(llm.llm_engine)
     runner.capture = True                     # a capture on a CPU would fail: none may start
     positions = torch.arange(64)
-    logits = runner.execute(torch.zeros_like(positions), positions, lambda layer, q, k, v: q,
-                            torch.arange(6))
+    logits = runner.profile_step(positions, torch.arange(6))
     assert logits.shape[0] == 6 and runner.prompt_graphs == {} and runner.prompt_buffers == {}
 
 

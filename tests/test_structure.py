@@ -314,3 +314,16 @@ def test_no_earlier_idea_holds_a_hook_for_a_later_one():
     later ideas override (without them it would be written inline)."""
     found = hooks() + class_attribute_hooks()
     assert not found, "\n".join(found)
+
+
+# What a graph executor may not do to learn a step's shape: guess the stage from the
+# engine's name, probe for an attribute, or read a tuple's length or a tensor's rank.
+GUESSES = r"\.engine\b|hasattr\(|getattr\([^()]*,[^()]*,|\.dim\(\)|\.ndim\b|len\(leading\)|isinstance\("
+
+
+def test_the_graph_executor_reads_what_a_step_declares():
+    """cuda_graphs.py pads and replays a step from what its metadata's class
+    declares (STEP, a StepTensors: minicb/attention.py)."""
+    text = code_and_comments(PACKAGE / "executors" / "cuda_graphs.py")
+    guesses = re.findall(rf"^.*(?:{GUESSES}).*$", text, flags=re.MULTILINE)
+    assert not guesses, f"cuda_graphs.py guesses: {guesses}"

@@ -67,25 +67,20 @@ def prompt_buckets(config) -> list[int]:
 
 
 # ANCHOR: graph_executor
-# What a padding row holds in each of a step's metadata tensors: no K/V written
-# (slot -1), one key read (of whatever row or block 0 holds). Anything else: 0.
-PADDING = {"slot_mapping": -1, "seq_lens": 1}
-
-
 class GraphExecutor(Executor):
-    """The plain executor, with decode steps replayed from CUDA graphs."""
+    """The plain executor, with decode steps replayed from CUDA graphs. What a
+    step's attention metadata holds, and how to pad it, its class declares
+    (``STEP``, a StepTensors: minicb/attention.py)."""
 
     def __init__(self, model, config, capture=True):
         super().__init__(model)
         self.capture = capture
-        # the most sequences in one step
-        n = {"single": 1, "static": config.max_batch_size,
-             "dynamic": config.max_batch_size}.get(config.engine, config.max_num_seqs)
-        self.buckets = bucket_sizes(n)
+        self.buckets = bucket_sizes(config.max_sequences_per_step)
         self.device = model.embed_tokens.weight.device
         self.max_model_len = config.max_model_len
-        # a block table's widest: a request of max_model_len tokens
+        # a table's widest: a request of max_model_len tokens
         self.max_width = -(-config.max_model_len // config.block_size)
+        n = self.buckets[-1]
         self.input_ids = torch.zeros(n, dtype=torch.long, device=self.device)
         self.positions = torch.zeros(n, dtype=torch.long, device=self.device)
         # one per tensor of the stage's metadata, made when first seen
@@ -104,28 +99,23 @@ class GraphExecutor(Executor):
         self.buffers = {}
         super().close()
 
-    def new_kv_cache(self, *leading):
-        """Stages 4-5 ask once, for [rows]: a cache of their own. Stages 1-3 ask
-        for every batch, [batch, capacity]: they get a view of one buffer of
+    def new_batch_kv_cache(self, batch, capacity):
+        """Stages 1-3 ask for every batch: they get a view of one buffer of
         max_batch_size rows and max_model_len columns, whose address every graph
         captures (a static batch's classic reservation). A batch wider than that
         (its longest prompt and its longest output may come from different
         requests) replaces it, and the graphs, which wrote to the old one."""
-        if len(leading) != 2:
-            return super().new_kv_cache(*leading)
-        batch, capacity = leading
         if self.padded_kv is None or self.padded_kv[0].shape[2] < capacity:
             self.graphs, self.outputs, self.pool, self.padded_kv = {}, {}, None, None
             width = max(capacity, self.max_model_len)
-            self.padded_kv = super().new_kv_cache(self.buckets[-1], width)
+            self.padded_kv = self.new_kv_cache(self.buckets[-1], width)
         return tuple(cache[:, :batch, :capacity] for cache in self.padded_kv)
 
     def execute(self, input_ids, positions, attn, sample_rows):
         n = input_ids.shape[0]
-        if getattr(attn, "max_query_len", None) != 1:      # not a decode step
+        if attn.max_query_len != 1:                        # not a decode step
             bucket = next((b for b in self.prompt_buckets if b >= n), None)
-            # (stage 5's profiled step passes no block tables: it runs eagerly)
-            if bucket is None or not hasattr(attn, "block_tables"):
+            if bucket is None:
                 return super().execute(input_ids, positions, attn, sample_rows)
             return self.execute_prompt(bucket, input_ids, positions, attn, sample_rows)
         bucket = next(b for b in self.buckets if b >= n)
@@ -144,39 +134,43 @@ class GraphExecutor(Executor):
 
     def fill(self, n, bucket, input_ids, positions, attn):
         """The step's inputs into the first n rows of the static buffers; rows n to
-        bucket padded (PADDING)."""
+        bucket padded. One query each: a row per token is a row per sequence, and
+        the boundaries are always 0, 1, 2, ... (made so, never copied)."""
         self.input_ids[:n].copy_(input_ids)
         self.positions[:n].copy_(positions)
-        for name, value in step_tensors(attn):
-            if name == "cu_seqlens_q":      # one query each: always 0, 1, 2, ...
-                continue
-            buffer = self.buffer(name, value)
-            rows = buffer[:n, :value.shape[1]] if value.dim() == 2 else buffer[:n]
+        step = attn.STEP
+        for name in step.tokens + step.sequences + step.tables:
+            value, buffer = getattr(attn, name), self.buffer(step, name, attn)
+            rows = buffer[:n, :value.shape[1]] if name in step.tables else buffer[:n]
             rows.copy_(value)
-            buffer[n:bucket] = PADDING.get(name, 0)
+            buffer[n:bucket] = step.padding.get(name, 0)
 
-    def buffer(self, name, value):
-        """The static buffer of one metadata tensor: max_num_seqs rows (block tables
-        as wide as a request can need; cu_seqlens_q one more row)."""
+    def buffer(self, step, name, attn):
+        """The static buffer of one metadata tensor: max_num_seqs rows (tables as
+        wide as a request can need; the boundaries one more row)."""
         if name not in self.buffers:
             n = self.buckets[-1]
-            like = dict(dtype=value.dtype, device=self.device)
-            if name == "cu_seqlens_q":
+            like = dict(dtype=getattr(attn, name).dtype, device=self.device)
+            if name == step.boundaries:
                 self.buffers[name] = torch.arange(n + 1, **like)
             else:
-                shape = (n, self.max_width) if value.dim() == 2 else (n,)
-                self.buffers[name] = torch.full(shape, PADDING.get(name, 0), **like)
+                shape = (n, self.max_width) if name in step.tables else (n,)
+                padding = step.padding.get(name, 0)
+                self.buffers[name] = torch.full(shape, padding, **like)
         return self.buffers[name]
 
     def forward(self, bucket, attn):
         """The model on the first ``bucket`` rows of the static buffers: the
         step's attention metadata (its caches, kernels and sizes), with its
-        tensors swapped for views of the buffers, and a padded batch's cache for
-        the bucket's rows of the buffer it is a view of."""
-        views = {name: self.buffer(name, value)[:bucket + (name == "cu_seqlens_q")]
-                 for name, value in step_tensors(attn)}
-        # (a padded batch's cache: [layers, rows, columns, ...])
-        if self.padded_kv is not None and attn.k_cache.dim() == 5:
+        tensors swapped for views of the buffers, and a batch's cache for the
+        bucket's rows of the buffer it is a view of."""
+        step = attn.STEP
+        views = {name: self.buffer(step, name, attn)[:bucket]
+                 for name in step.tokens + step.sequences + step.tables}
+        if step.boundaries:                # one row more than sequences
+            boundaries = self.buffer(step, step.boundaries, attn)
+            views[step.boundaries] = boundaries[:bucket + 1]
+        if step.batch_cache:               # [layers, rows, columns, ...]
             views["k_cache"], views["v_cache"] = (c[:, :bucket] for c in self.padded_kv)
         on_buffers = dataclasses.replace(attn, **views)
         return self.model(self.input_ids[:bucket], self.positions[:bucket], on_buffers)
@@ -208,7 +202,8 @@ class GraphExecutor(Executor):
         no K/V; its sequences in the first rows of max_num_seqs-sized ones, the
         rest sequences with no queries. Every bucket is captured at the first such
         step, largest first, before the step fills the buffers."""
-        n, seqs = input_ids.shape[0], attn.seq_lens.shape[0]
+        step, n = attn.STEP, input_ids.shape[0]
+        seqs = getattr(attn, step.boundaries).shape[0] - 1
         buf = self.prompt_inputs(attn)
         if self.capture and not self.prompt_graphs:
             # on the buffers as made, no step in them: a bucket smaller than this step
@@ -217,16 +212,18 @@ class GraphExecutor(Executor):
                 for size in reversed(self.prompt_buckets):
                     self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
                         lambda size=size: self.forward_prompt(size, attn))
-        for name, value, padding in (("input_ids", input_ids, 0),
-                                     ("positions", positions, 0),
-                                     ("slot_mapping", attn.slot_mapping, -1)):
+        tokens = {"input_ids": input_ids, "positions": positions,
+                  **{name: getattr(attn, name) for name in step.tokens}}
+        for name, value in tokens.items():
             buf[name][:n].copy_(value)
-            buf[name][n:bucket] = padding
-        buf["cu_seqlens_q"][:seqs + 1].copy_(attn.cu_seqlens_q)
-        buf["cu_seqlens_q"][seqs + 1:] = n
-        buf["seq_lens"][:seqs].copy_(attn.seq_lens)
-        buf["seq_lens"][seqs:] = 1
-        buf["block_tables"][:seqs, :attn.block_tables.shape[1]].copy_(attn.block_tables)
+            buf[name][n:bucket] = step.padding.get(name, 0)
+        buf[step.boundaries][:seqs + 1].copy_(getattr(attn, step.boundaries))
+        buf[step.boundaries][seqs + 1:] = n                # the rest: no queries
+        for name in step.sequences + step.tables:
+            value = getattr(attn, name)
+            rows = buf[name][:seqs]
+            (rows[:, :value.shape[1]] if name in step.tables else rows).copy_(value)
+            buf[name][seqs:] = step.padding.get(name, 0)
         if self.capture:
             self.prompt_graphs[bucket].replay()
             hidden = self.prompt_outputs[bucket]
@@ -238,42 +235,36 @@ class GraphExecutor(Executor):
         """The prompt steps' static buffers, made at the first such step: every
         row padding, every sequence without queries."""
         if not self.prompt_buffers:
-            tokens, seqs = self.prompt_buckets[-1], self.buckets[-1]
-
-            def new(shape, value, like):
-                return torch.full(shape, value, dtype=like.dtype, device=self.device)
-            self.prompt_buffers = dict(
-                input_ids=new((tokens,), 0, self.input_ids),
-                positions=new((tokens,), 0, self.positions),
-                slot_mapping=new((tokens,), -1, attn.slot_mapping),
-                cu_seqlens_q=new((seqs + 1,), 0, attn.cu_seqlens_q),
-                seq_lens=new((seqs,), 1, attn.seq_lens),
-                block_tables=new((seqs, self.max_width), 0, attn.block_tables))
+            step, tokens, seqs = attn.STEP, self.prompt_buckets[-1], self.buckets[-1]
+            shapes = {"input_ids": (tokens,), "positions": (tokens,)}
+            shapes |= {name: (tokens,) for name in step.tokens}
+            shapes |= {name: (seqs,) for name in step.sequences}
+            shapes |= {name: (seqs, self.max_width) for name in step.tables}
+            shapes[step.boundaries] = (seqs + 1,)
+            dtypes = {name: getattr(attn, name).dtype for name in shapes
+                      if name not in ("input_ids", "positions")}
+            dtypes |= {"input_ids": torch.long, "positions": torch.long}
+            self.prompt_buffers = {
+                name: torch.full(shape, step.padding.get(name, 0), dtype=dtypes[name],
+                                 device=self.device)
+                for name, shape in shapes.items()}
         return self.prompt_buffers
 
     def forward_prompt(self, bucket, attn):
         """The model on the first ``bucket`` token rows of the prompt buffers, its
         attention over listed query tiles sized for ``bucket`` queries."""
-        # (here: the kernels load Triton, which a CPU without prompt graphs never needs)
-        from ..kernels.paged_attention import paged_attention_tiles
-        buf = self.prompt_buffers
+        step, buf = attn.STEP, self.prompt_buffers
         # the step's tile list: the first layer makes it, every other layer reads it
+        tiled = partial(attn.ops.paged_attention_tiles, tiles={})
         ops = SimpleNamespace(store_kv_cache=attn.ops.store_kv_cache,
-                              paged_attention=partial(paged_attention_tiles, tiles={}))
-        on_buffers = dataclasses.replace(
-            attn, ops=ops, max_query_len=bucket,
-            slot_mapping=buf["slot_mapping"][:bucket], cu_seqlens_q=buf["cu_seqlens_q"],
-            seq_lens=buf["seq_lens"], block_tables=buf["block_tables"])
-        return self.model(buf["input_ids"][:bucket], buf["positions"][:bucket],
-                          on_buffers)
+                              paged_attention=tiled)
+        views = {name: buf[name][:bucket] for name in step.tokens}
+        per_sequence = (step.boundaries, *step.sequences, *step.tables)
+        views |= {name: buf[name] for name in per_sequence}
+        on_buffers = dataclasses.replace(attn, ops=ops, max_query_len=bucket, **views)
+        input_ids, positions = buf["input_ids"][:bucket], buf["positions"][:bucket]
+        return self.model(input_ids, positions, on_buffers)
     # ANCHOR_END: prompt_steps
-
-
-def step_tensors(attn) -> list:
-    """(name, tensor) of each per-step tensor of a stage's attention metadata:
-    not the KV caches, which stay where they are."""
-    return [(f.name, getattr(attn, f.name)) for f in dataclasses.fields(attn)
-            if isinstance(getattr(attn, f.name), torch.Tensor) and not f.name.endswith("_cache")]
 
 
 @contextmanager

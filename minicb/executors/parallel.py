@@ -235,6 +235,10 @@ class ParallelExecutor:
         logits = self.call("execute", input_ids, positions, attn, sample_rows)
         return logits.to(self.device)
 
+    def weight_bytes(self) -> None:
+        """None: the weights are in the workers, on their devices."""
+        return None
+
     def new_kv_cache(self, *leading):
         key, self.num_caches = self.num_caches, self.num_caches + 1
         self.call("new_kv_cache", key, leading)

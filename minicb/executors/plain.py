@@ -1,6 +1,8 @@
 """The plain executor: the model, called in this process."""
 import time
 
+import torch
+
 
 class WallClock:
     """The engine's clock when a model runs: time.perf_counter, and sleeping on it."""
@@ -31,6 +33,23 @@ class Executor:
         """K and V caches [layers, *leading, kv_heads, head_dim] beside the
         weights: the stage picks the middle axes."""
         return self.model.new_kv_cache(*leading)
+
+    def new_batch_kv_cache(self, batch: int, capacity: int):
+        """One batch's K and V (stages 1-3 make one for each batch)."""
+        return self.new_kv_cache(batch, capacity)
+
+    def weight_bytes(self) -> int:
+        """What the model's weights (and buffers) take, where it runs."""
+        return sum(t.numel() * t.element_size()
+                   for t in [*self.model.parameters(), *self.model.buffers()])
+
+    def profile_step(self, positions, sample_rows):
+        """One forward pass as the plain executor runs it, for its peak memory:
+        the tokens at ``positions``, attention left out (the kernels keep no
+        [tokens, tokens] scores)."""
+        no_attention = lambda layer, q, k, v: q            # noqa: E731
+        input_ids = torch.zeros_like(positions)
+        return Executor.execute(self, input_ids, positions, no_attention, sample_rows)
 
     def close(self):
         """Drop the model: its weights are the bulk of what an engine holds."""

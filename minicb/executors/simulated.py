@@ -74,6 +74,9 @@ class SimulatedExecutor:
         """Counted by the stage, never held: a stand-in with no memory."""
         return torch.empty(0), torch.empty(0)
 
+    def new_batch_kv_cache(self, batch: int, capacity: int):
+        return self.new_kv_cache(batch, capacity)
+
     def kv_memory(self, utilization: float) -> int:
         """Bytes the real GPU would leave the KV cache: its memory less the weights."""
         budget = kv_budget(self.hardware, self.shape, self.dtype.itemsize, utilization)

@@ -137,6 +137,10 @@ class Engine:
         of the KV heads in each worker)."""
         return self.executor.new_kv_cache(*leading)
 
+    def new_batch_kv_cache(self, batch: int, capacity: int):
+        """Stages 1-3: the K and V of one batch, [layers, batch, capacity, ...]."""
+        return self.executor.new_batch_kv_cache(batch, capacity)
+
     def tensor(self, values, dtype=torch.long):
         return to_device(values, dtype, self.device)
 

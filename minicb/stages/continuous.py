@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..attention import StepTensors
 from .iteration import IterationEngine
 
 
@@ -109,6 +110,10 @@ class RaggedBatch:
     seq_lens: torch.Tensor
     seq_starts: torch.Tensor        # [S]: the cache row of each request's token 0
     max_query_len: int
+    # what an executor that pads and replays steps must know (minicb/attention.py)
+    STEP = StepTensors(tokens=("slot_mapping",), boundaries="cu_seqlens_q",
+                       sequences=("seq_lens", "seq_starts"),
+                       padding={"slot_mapping": -1, "seq_lens": 1})
 
     def __call__(self, layer, q, k, v):            # q [N, H, d]; k, v [N, KVH, d]
         self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],

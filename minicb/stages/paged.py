@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import gpu_memory
+from ..attention import StepTensors
 from ..request import Request
 from ..sampling import SamplingParams
 from .iteration import IterationEngine, Scheduler
@@ -152,6 +153,10 @@ class PagedBatch:
     block_tables: torch.Tensor
     block_size: int
     max_query_len: int
+    # what an executor that pads and replays steps must know (minicb/attention.py)
+    STEP = StepTensors(tokens=("slot_mapping",), boundaries="cu_seqlens_q",
+                       sequences=("seq_lens",), tables=("block_tables",),
+                       padding={"slot_mapping": -1, "seq_lens": 1})
 
     def __call__(self, layer, q, k, v):
         self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],
@@ -209,11 +214,9 @@ class PagedEngine(IterationEngine):
     def gpu_memory_left(self) -> int:
         """What gpu_memory_utilization leaves the KV cache once this engine's
         weights and one profiled step at its peak are counted (minicb.gpu_memory)."""
-        model = getattr(self.executor, "model", None)     # None: in tensor-parallel workers
-        weights = None if model is None else sum(t.numel() * t.element_size()
-                                                 for t in [*model.parameters(), *model.buffers()])
+        weights = self.executor.weight_bytes()       # None: in tensor-parallel workers
         return gpu_memory.kv_cache_bytes(self.device, self.config.gpu_memory_utilization, weights,
-                                         self.profile_step if model is not None else lambda: None)
+                                         self.profile_step if weights is not None else lambda: None)
 
     def profile_step(self):
         """The most memory a step takes beside the KV cache: the largest prefill
@@ -222,9 +225,8 @@ class PagedEngine(IterationEngine):
         cfg = self.config
         n = cfg.max_num_batched_tokens
         positions = torch.arange(n, device=self.device) % cfg.max_model_len
-        logits = self.executor.execute(torch.zeros_like(positions), positions,
-                                       lambda layer, q, k, v: q,
-                                       torch.arange(cfg.max_num_seqs, device=self.device))
+        sample_rows = torch.arange(cfg.max_num_seqs, device=self.device)
+        logits = self.executor.profile_step(positions, sample_rows)
         sampled = [SamplingParams(temperature=1.0, top_k=50, top_p=0.9)] * len(logits)
         self.sampler(logits, sampled, [None] * len(logits))
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..attention import StepTensors
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
@@ -25,7 +26,7 @@ class ContiguousKVCache:
     """
 
     def __init__(self, engine: Engine, capacity: int):
-        self.k, self.v = engine.new_kv_cache(1, capacity)
+        self.k, self.v = engine.new_batch_kv_cache(1, capacity)
         self.engine = engine
         self.context_len = 0            # tokens whose K/V are stored
 
@@ -50,6 +51,9 @@ class OneSequence:
     ops: object
     seq_lens: torch.Tensor         # [1]: tokens cached after this pass
     max_query_len: int             # tokens this pass adds
+    # what an executor that pads and replays steps must know (minicb/attention.py)
+    STEP = StepTensors(sequences=("seq_lens",), padding={"seq_lens": 1},
+                       batch_cache=True)
 
     def __post_init__(self):
         # The new tokens' columns, the last N of the context: written by index, so

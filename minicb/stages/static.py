@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..attention import StepTensors
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
@@ -29,7 +30,7 @@ class PaddedBatchKVCache:
     """
 
     def __init__(self, engine: Engine, pad_lens: list[int], capacity: int):
-        self.k, self.v = engine.new_kv_cache(len(pad_lens), capacity)
+        self.k, self.v = engine.new_batch_kv_cache(len(pad_lens), capacity)
         self.pad_lens = engine.tensor(pad_lens, dtype=torch.int32)
         self.engine = engine
         self.context_len = 0           # columns filled, padding included
@@ -56,6 +57,9 @@ class PaddedBatch:
     pad_lens: torch.Tensor   # [B]: padding columns at the start of each row
     seq_lens: torch.Tensor   # [B]: columns filled after this pass, padding too
     max_query_len: int       # columns this pass adds to every row
+    # what an executor that pads and replays steps must know (minicb/attention.py)
+    STEP = StepTensors(sequences=("pad_lens", "seq_lens"), padding={"seq_lens": 1},
+                       batch_cache=True)
 
     def __post_init__(self):
         # The new tokens are the last L columns of each row: written by index, so
