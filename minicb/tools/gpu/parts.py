@@ -90,7 +90,7 @@ REACHED_ON_A_GPU = {
     "minicb/llm.py": "tests/test_engines.py",
     "minicb/attention.py": "tests/test_kernels.py",
     "minicb/observer.py": "tests/test_engines.py",
-    "minicb/stages/base.py": "tests/test_engines.py",
+    "minicb/sampling.py": "tests/test_engines.py",
     "minicb/gpu_memory.py": "tests/test_paged.py",
     "minicb/stages/overlap.py": "tests/test_overlap.py",
     "kernels/online_softmax.py": "tests/test_kernels.py",
