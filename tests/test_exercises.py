@@ -11,7 +11,8 @@ import pytest
 
 from minicb.stages.base import stop_reason
 from minicb.stages.iteration import Scheduler
-from minicb.tools.course.check import check, engine_function, load_stub, swapped_in
+from minicb.tools.course.check import check
+from minicb.tools.course.student import engine_function, load_stub, swapped_in
 from minicb.tools.course.exercises import EXERCISES, CheckFailed, NotStarted, TimedOut, in_order
 from minicb.tools.course.progress import ensure_workspace, next_exercise, progress, reset
 
@@ -30,11 +31,10 @@ def test_each_stub_fails_saying_it_is_not_written_and_where(llama, name):
 
 
 def test_at_least_24_exercises_cover_every_chapter_four_of_them_kernels():
-    from minicb.tools.course.exercises import KernelExercise
     chapters = [e.chapter for e in EXERCISES.values()]
     assert len(chapters) >= 24 and set(chapters) == set(range(1, 12))
     assert all(chapters.count(c) >= 2 for c in range(1, 7))
-    assert sum(isinstance(e, KernelExercise) for e in EXERCISES.values()) >= 4
+    assert sum(e.kernel for e in EXERCISES.values()) >= 4
 
 
 def test_each_kernel_stub_says_it_is_not_started():
@@ -49,13 +49,14 @@ def test_an_error_in_a_students_function_is_named_as_theirs(llama):
         return request.params.no_such_field
     with pytest.raises(CheckFailed, match=r"stop_reason \(an eos token\): your stop_reason raised "
                        r"AttributeError: 'SamplingParams' object has no attribute 'no_such_field' "
-                       r"\(test_exercises.py, line \d+\)"):
+                       r"\(test_exercises.py, line \d+\) \(chapter 1, \"Sampling and stopping\", says what "
+                       r"stop_reason must do\)"):
         check("stop_reason", broken, llama)
 
 
 BROKEN = {   # what a student's file may do wrong, and the one line that must say so
     "stop_reason": ("def stop_reason(request, token):\n    while True:\n        pass\n",
-                    r"stop_reason: stopped after 10 s, its time limit \(a check takes a few "
+                    r"stop_reason: stopped after 10 s, its time limit \(a check takes "
                     r"seconds\): does your code loop forever\?"),
     "tpot": ("def tpot(self):\n    return float('nan')\n",
              r"tpot \(one token\): yours gives nan, where a number is due; the engine's own code "
@@ -68,13 +69,15 @@ BROKEN = {   # what a student's file may do wrong, and the one line that must sa
                  r"chunking \(16 remaining, 16 left, chunked prefill off\): yours gives None, where "
                  r"a number is due; the engine's own code gives 16"),
     "slot_mapping": ("def cache_rows(self, request, start, count):\n    return None\n",
-                     r"slot_mapping \(with block_size=4, num_blocks=64\): "
-                     r"the engine raised TypeError in step 1: 'NoneType' object is "
-                     r"not iterable in iteration.py's prepare, after your cache_rows returned: what "
-                     r"it returned or left behind is not what the engine can use"),
+                     r"slot_mapping \(one token at a block's last row\): yours gives None, where a list "
+                     r"is due; the engine's own code gives \[39\]"),
     "percentiles": ("def percentiles(values):\n    return None\n",
-                    r"percentiles \(one value\): yours gives None; the engine's own code gives \{'mean': 2.5, .*"),
+                    r"percentiles \(one value\): yours gives None, where a dict is due; the engine's own "
+                    r"code gives \{'mean': 2.5, .*"),
 }
+
+
+SECTION = r"( \(chapter \d+, \"[^\"]+\", says what \w+ must do\))"   # the book's section to read
 
 
 def test_student_code_that_loops_breaks_or_gives_nan_fails_in_one_line_and_the_rest_is_listed(
@@ -86,7 +89,7 @@ def test_student_code_that_loops_breaks_or_gives_nan_fails_in_one_line_and_the_r
     state = {line.split()[2]: line.split(None, 3)[3] for line in lines[:-1]}
     assert set(state) == set(EXERCISES) and failing == len(BROKEN)
     for name, (_, message) in BROKEN.items():
-        assert re.fullmatch(f"FAILING: {message}", state[name]), state[name]
+        assert re.fullmatch(f"FAILING: {message}{SECTION}?", state[name]), state[name]
     assert all(state[n] == "not started" for n in EXERCISES if n not in BROKEN)
     with pytest.raises(CheckFailed, match=r"tpot \(one token\): yours gives None, where a number"):
         check("tpot", lambda self: None, llama)
@@ -142,7 +145,8 @@ def test_the_command_lists_and_checks(tmp_path):
     wrong = run("chunking", "--file", str(answer))
     assert wrong.returncode == 1
     assert wrong.stdout == ("FAILED chunking (16 remaining, 15 left, chunked prefill off): yours gives 15; "
-                            "the engine's own code gives 0\n")
+                            "the engine's own code gives 0 (chapter 6, \"Chunked prefill\", says what fit "
+                            "must do)\n")
     mine = run()                                  # the stubs as they come: nothing started
     assert mine.returncode == 0 and mine.stdout.splitlines()[-1] == f"0 of {len(EXERCISES)} passed, 0 failing"
     first = in_order()[0]                         # the book's first exercise is next
@@ -217,8 +221,7 @@ def test_every_exercise_has_hints_in_tiers_asked_for_one_at_a_time():
 
 
 def test_four_of_the_exercises_are_kernels_in_chapters_1_5_and_8():
-    from minicb.tools.course.exercises import KernelExercise
-    kernels = {e.name: e.chapter for e in EXERCISES.values() if isinstance(e, KernelExercise)}
+    kernels = {e.name: e.chapter for e in EXERCISES.values() if e.kernel}
     assert kernels == dict(online_softmax=1, paged_rows=5, combine_splits=5, rms_norm=8)
 
 

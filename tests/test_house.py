@@ -24,9 +24,10 @@ FLOORS = [
      "minicb.stages.prefix_caching", "minicb.stages.overlap", "minicb.stages"],
     ["minicb.llm", "minicb"],
     # The tools' rooms: what a run reports (its scale, figures, claims), serving,
-    # measuring, the course, the book's numbers, the GPU run; the CLI is their door.
+    # measuring, the GPU run (the course compiles a student's kernel as its compile check
+    # does), the course, the book's numbers; the CLI is their door.
     ["minicb.tools", "minicb.tools.report", "minicb.tools.serve", "minicb.tools.bench",
-     "minicb.tools.course", "minicb.tools.book", "minicb.tools.gpu", "minicb.cli", "minicb.__main__"],
+     "minicb.tools.gpu", "minicb.tools.course", "minicb.tools.book", "minicb.cli", "minicb.__main__"],
 ]
 TOOL_ROOMS = FLOORS[-1][1:-2]
 

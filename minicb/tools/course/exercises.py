@@ -1,6 +1,6 @@
-"""Exercises: pieces of the engine a student writes, checked inside the engine.
-This file lists them; ``check.py`` checks one and ``progress.py`` is the
-``minicb check`` command.
+"""Exercises: pieces of the engine a student writes, checked against the
+engine's own. This file lists them; ``check.py`` checks one and ``progress.py``
+is the ``minicb check`` command.
 
 Each exercise is one function of the engine, its *target*: the scheduler's
 admission, the block manager's allocate, the dynamic batcher's window. The
@@ -9,21 +9,30 @@ in ``minicb/tools/course/stubs/`` that raises NotImplementedError until it is wr
 (``check`` puts the copies there; ``check NAME --reset`` brings one back). The
 student's code runs with a time limit, and whatever it does wrong (a syntax
 error, an endless loop, a None where a number is due, a value the engine
-cannot use) ends as one line that says so. A check works the same way for every
-exercise: it swaps the student's function in for the engine's own
-(``swapped_in``), runs the stage on a real workload with the tiny model, and
-compares with the run of the engine's own code, request for request and step
-for step. After every step it also checks what the engine always holds to: no
-more than ``max_num_seqs`` running, no step over the token budget, no KV
-memory held twice or lost; and at the end, none held at all. Where a run seldom
-reaches a case that matters (an eos token, a boundary met exactly), the exercise
-also names ``cases`` (minicb/tools/course/function_cases.py): the student's function is
-called on them first and what it returns is compared whole with the engine's.
+cannot use) ends as one line that says so, naming the chapter's section that
+explains what the function must do.
+
+A check covers the space the function moves in, not a few cases:
+
+- **generated inputs** (its ``space``): the student's function and the engine's
+  own are called on the same inputs, drawn across everything the contract
+  allows, and compared on everything it fixes: the value returned (its type,
+  dtype, shape and device too), what the function did to its arguments and to
+  the engine's state, and the calls it made of what it was given. A kernel is
+  compared with its naive reference instead, each load and store checked to
+  stay inside its tensors, and compiled for real GPUs;
+- **every configuration that calls it** (``configurations.py``): the stage runs
+  with the student's function swapped in under each, and the run is compared
+  with the engine's own, step for step (when each step ran, which requests,
+  how many tokens, the KV memory held and where) and request for request (its
+  tokens, why it ended, the step of its first token, its TPOT). After every
+  step the engine's rules hold: no more than ``max_num_seqs`` running, no step
+  over the token budget, no KV memory held twice or lost; at the end, none
+  held at all.
 
 Both runs are on a virtual clock, on which every step takes a millisecond and
 nothing else takes any time, so a decision that depends on time comes out the
-same in both. The
-reference solution is the engine's own code.
+same in both. The reference solution is the engine's own code.
 
     python -m minicb check --list
     python -m minicb check admission          # your notebooks/exercises/admission.py
@@ -32,18 +41,16 @@ reference solution is the engine's own code.
     python -m minicb check admission --hint   # a hint (--hint 2, --hint 3: the next ones)
     python -m minicb check admission --reset  # the stub again (yours is kept aside)
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...checkpoint import make_tiny_checkpoint
+from .configurations import CONFIGURATIONS
 
 
 STUBS = Path(__file__).resolve().parent / "stubs"        # as a student starts them
 WORKSPACE = Path(__file__).resolve().parents[3] / "notebooks" / "exercises"   # theirs
-TIME_LIMIT = 120.0           # seconds a check may run: each takes a few on a laptop
-STEP_SECONDS = 1e-3          # what each step costs on the check's virtual clock
-STRANDED_AFTER = 10.0        # virtual seconds: every check's workload ends well before
-TINY_KV_BYTES = 512           # the tiny Llama's K and V of one token in fp32: 2 x 2 x 2 x 16 x 4
+TIME_LIMIT = 120.0           # seconds a check may run: each takes seconds on a laptop
 
 
 class CheckFailed(AssertionError):
@@ -62,12 +69,14 @@ class TimedOut(CheckFailed):
 class Exercise:
     name: str
     chapter: int
+    section: str                 # the chapter's section that says what the function must do
     target: str                  # "module:Class.function" or "module:function"
     task: str                    # one line: what to write
-    engines: tuple               # the stage and its options: one run each
-    workload: dict               # synthetic_workload's arguments
-    sampling: dict = field(default_factory=dict)   # SamplingParams beyond max_tokens
-    cases: str | None = None     # function_cases' cases, called first: where runs seldom go
+    space: str                   # its generated inputs: a space of function_spaces,
+    #                              method_spaces or (a kernel) kernel_spaces
+    runs: tuple = ()             # the configurations whose runs call it (configurations.py)
+    kernel: bool = False         # Triton code: checked against its naive reference, compiled for GPUs
+    also: tuple = ()             # other modules that import it by name (it is swapped in there too)
 
     @property
     def stub(self) -> Path:
@@ -83,138 +92,83 @@ class Exercise:
         return self.target.rpartition(".")[2].rpartition(":")[2]
 
 
-def exercise(name, chapter, target, task, engine, sampling=None, cases=None,
-             **workload) -> Exercise:
-    engines = (engine,) if isinstance(engine, dict) else tuple(engine)
-    return Exercise(name, chapter, target, task, engines, workload, sampling or {}, cases)
-
-
-@dataclass(frozen=True)
-class KernelExercise:
-    """A Triton function or kernel the student writes: swapped in where the
-    engine's kernels call it (``target``, and the same name in ``also``, modules
-    that import it), then the kernels run in Triton's interpreter against their
-    naive references on ``cases`` (minicb/tools/course/kernel_cases.py)."""
-    name: str
-    chapter: int
-    target: str
-    task: str
-    cases: str
-    also: tuple = ()
-
-    stub, mine = Exercise.stub, Exercise.mine
-    function_name = Exercise.function_name
-
-
-@dataclass(frozen=True)
-class FunctionExercise:
-    """A function of the engine that no stage's step runs (a claim's verdict, a
-    metric, the server's holdback, a tensor-parallel share, the cost model):
-    each of its ``cases`` (minicb/tools/course/function_cases.py) is called with the
-    student's function swapped in and with the engine's own, and compared."""
-    name: str
-    chapter: int
-    target: str
-    task: str
-    cases: str
-
-    stub, mine = Exercise.stub, Exercise.mine
-    function_name = Exercise.function_name
+def runs_of(*stages: str, triton=None, without=()) -> tuple:
+    """The configurations of these stages (every stage, if none is named): with or
+    without Triton's kernels (None: both), less those named in ``without``."""
+    return tuple(c.name for c in CONFIGURATIONS
+                 if (not stages or c.engine["engine"] in stages) and triton in (None, c.triton)
+                 and not any(word in c.name for word in without))
 
 
 SCHEDULER, PAGED = "minicb.stages.iteration:Scheduler", "minicb.stages.paged"
+SIMULATED = ("paged, simulated on an H100",)
 # ANCHOR: exercises
 EXERCISES = {e.name: e for e in [
-    exercise("stop_reason", 1, "minicb.stages.base:stop_reason",
-             "why a request ends: a stop token, end of sequence, or max_tokens",
-             dict(engine="single"), num_requests=12, output_len=(1, 12),
-             sampling=dict(ignore_eos=False, stop_token_ids=list(range(3, 259, 16))),
-             cases="stop_reason"),
-    exercise("top_p", 1, "minicb.sampling:keep_top_p",
-             "nucleus sampling: keep each row's smallest set of tokens reaching top_p",
-             dict(engine="single"), num_requests=8, output_len=(4, 12),
-             sampling=dict(temperature=1.0, top_p=0.6, seed=7), cases="top_p"),
-    exercise("left_padding", 2, "minicb.stages.static:left_padded",
-             "pad a static batch's prompts on the left, with their positions",
-             dict(engine="static", max_batch_size=4), num_requests=12, prompt_len=(1, 40),
-             cases="left_padding"),
-    exercise("static_batches", 2, "minicb.stages.static:StaticEngine.next_batch",
-             "cut the next static batch, sorted by max_tokens when bucketing",
-             [dict(engine="static", max_batch_size=3, bucket_by_length=bucket)
-              for bucket in (True, False)], num_requests=14, output_len=(1, 24)),
-    exercise("dynamic_window", 3, "minicb.stages.dynamic:DynamicEngine.next_batch",
+    Exercise("stop_reason", 1, "Sampling and stopping", "minicb.stages.base:stop_reason",
+             "why a request ends: a stop token, end of sequence, or max_tokens", "stop_reason", runs_of()),
+    Exercise("top_p", 1, "Sampling and stopping", "minicb.sampling:keep_top_p",
+             "nucleus sampling: keep each row's smallest set of tokens reaching top_p", "top_p",
+             runs_of(without=("split-KV",))),       # (its two requests are greedy)
+    Exercise("left_padding", 2, "Left padding", "minicb.stages.static:left_padded",
+             "pad a static batch's prompts on the left, with their positions", "left_padding",
+             runs_of("static", "dynamic")),
+    Exercise("static_batches", 2, "Custom batching", "minicb.stages.static:StaticEngine.next_batch",
+             "cut the next static batch, sorted by max_tokens when bucketing", "static_batches",
+             runs_of("static", "dynamic")),
+    Exercise("dynamic_window", 3, "The code", "minicb.stages.dynamic:DynamicEngine.next_batch",
              "close a batch when it is full or its oldest request has waited long enough",
-             dict(engine="dynamic", max_batch_size=4, max_wait_ms=20), num_requests=22,
-             qps=60.0, cases="dynamic_window"),
-    exercise("tpot", 3, "minicb.request:RequestMetrics.tpot",
-             "time per output token after the first",
-             dict(engine="dynamic", max_batch_size=4, max_wait_ms=10), num_requests=16,
-             output_len=(1, 12), qps=200.0, cases="tpot"),
-    exercise("admission", 4, f"{SCHEDULER}.admit",
-             "admit waiting requests in order under max_num_seqs and the token budget",
-             dict(engine="continuous", max_num_seqs=3, max_num_batched_tokens=48),
-             num_requests=16, prompt_len=(4, 40), qps=2000.0, cases="admission"),
-    exercise("first_fit", 4, "minicb.stages.continuous:SlotManager.first_fit",
-             "find the first hole a request's contiguous slot fits in",
-             # sized so that finished slots leave several holes a newcomer fits in
-             dict(engine="continuous", max_num_seqs=8, kv_reservation="oracle",
-                  kv_cache_memory_bytes=240 * TINY_KV_BYTES), num_requests=24,
-             prompt_len=(2, 20), output_len=(1, 40), qps=400.0),
-    exercise("block_allocation", 5, f"{PAGED}:BlockManager.allocate",
-             "grow a request's block table to cover its tokens",
-             [dict(engine="paged", max_num_seqs=6, block_size=size, num_blocks=256 // size)
-              for size in (4, 1, 16)], num_requests=16),
-    exercise("slot_mapping", 5, f"{PAGED}:BlockManager.cache_rows",
-             "map token positions to cache rows through the block table",
-             [dict(engine="paged", max_num_seqs=6, block_size=size, num_blocks=256 // size)
-              for size in (4, 1, 16)], num_requests=16),
-    exercise("preemption", 6, f"{PAGED}:PagedScheduler.preempt",
-             "preempt by recomputation: free a request's blocks and requeue it",
-             # With chunks, the request just preempted could come back at once in a
-             # chunk that fits, unless the scheduler knows it preempted (self.preempted).
-             [dict(engine="paged", max_num_seqs=6, block_size=4, num_blocks=24,
-                   enable_chunked_prefill=chunked, max_num_batched_tokens=16 if chunked else None)
-              for chunked in (False, True)],
-             num_requests=16, prompt_len=(4, 24), output_len=(4, 24)),
-    exercise("chunking", 6, f"{SCHEDULER}.fit",
-             "how many of a request's tokens fit this step's budget (chunked prefill)",
-             # Small enough to preempt: a request recomputed after a preemption may hold
-             # more tokens than a step, and runs in chunks even with chunking off.
-             [dict(engine="paged", max_num_seqs=4, enable_chunked_prefill=chunked,
-                   max_num_batched_tokens=16, block_size=4, num_blocks=20)
-              for chunked in (True, False)], num_requests=12, prompt_len=(4, 16),
-             output_len=(8, 24), cases="chunking"),
-    exercise("admission_trigger", 6, f"{SCHEDULER}.admission_open",
-             "admit only every schedule_interval steps, and when enough wait",
-             dict(engine="continuous", max_num_seqs=4, schedule_interval=3,
-                  waiting_served_ratio=1.5), num_requests=20, qps=300.0,
-             cases="admission_trigger"),
-    KernelExercise("online_softmax", 1, "minicb.kernels.tile:attend_block",
-                   "one key block folded into a tile's running max, sum and output (Triton)",
-                   "attention", also=("minicb.kernels.online_softmax",)),
-    KernelExercise("paged_rows", 5, "minicb.kernels.paged_attention:key_rows",
-                   "the cache rows of a tile's keys, through the block table (Triton)", "paged"),
-    KernelExercise("combine_splits", 5, "minicb.kernels.paged_attention:combine_splits",
-                   "merge split-KV's ranges by their log-sum-exps (a Triton kernel)", "combine"),
-    KernelExercise("rms_norm", 8, "minicb.kernels.norm:add_rms_norm",
-                   "the residual add and RMSNorm in one pass (a Triton kernel)", "norm"),
-    FunctionExercise("claim_verdict", 7, "minicb.tools.report.claims:judge",
-                     "decide a claim about time from interleaved repeats, or leave it undecided",
-                     "judge"),
-    FunctionExercise("percentiles", 7, "minicb.metrics:percentiles",
-                     "a run's mean, p50, p90 and p99 of a list of times", "percentiles"),
-    FunctionExercise("stop_holdback", 9, "minicb.tools.serve.protocol:TextStream.take",
-                     "stream only text no stop string can still claim", "text_stream"),
-    FunctionExercise("vocab_share", 10, "minicb.executors.parallel:vocab_share",
-                     "one rank's rows of the vocabulary, padded to an equal share", "vocab_share"),
-    FunctionExercise("collective_bytes", 10, "minicb.executors.parallel:collective_bytes",
-                     "the bytes a tensor-parallel forward pass hands its collectives",
-                     "collectives"),
-    FunctionExercise("step_cost", 11, "minicb.costmodel:step_seconds",
-                     "a step's predicted time: the slower of its bytes and its FLOPs, plus "
-                     "overheads", "step"),
-    FunctionExercise("kv_budget", 11, "minicb.costmodel:kv_budget",
-                     "the KV memory a GPU leaves once the weights are in", "budget"),
+             "dynamic_window", runs_of("dynamic")),
+    Exercise("tpot", 3, "The knob", "minicb.request:RequestMetrics.tpot",
+             "time per output token after the first", "tpot", runs_of()),
+    Exercise("admission", 4, "The scheduler", f"{SCHEDULER}.admit",
+             "admit waiting requests in order under max_num_seqs and the token budget", "admission",
+             runs_of("continuous", "paged")),
+    Exercise("first_fit", 4, "Reserved slots still waste memory", "minicb.stages.continuous:SlotManager.first_fit",
+             "find the first hole a request's contiguous slot fits in", "first_fit", runs_of("continuous")),
+    Exercise("block_allocation", 5, "The block manager", f"{PAGED}:BlockManager.allocate",
+             "grow a request's block table to cover its tokens", "block_allocation",
+             runs_of("paged", without=("prefix caching",))),
+    Exercise("slot_mapping", 5, "The block manager", f"{PAGED}:BlockManager.cache_rows",
+             "map token positions to cache rows through the block table", "slot_mapping", runs_of("paged")),
+    Exercise("preemption", 6, "Preemption", f"{PAGED}:PagedScheduler.preempt",
+             "preempt by recomputation: free a request's blocks and requeue it", "preemption",
+             runs_of("paged", without=("blocks of", "every 3", "prefix", "simulated", "Triton"))),
+    Exercise("chunking", 6, "Chunked prefill", f"{SCHEDULER}.fit",
+             "how many of a request's tokens fit this step's budget (chunked prefill)", "chunking",
+             runs_of("continuous", "paged")),
+    Exercise("admission_trigger", 6, "Prefill-first, mixed and chunked, measured", f"{SCHEDULER}.admission_open",
+             "admit only every schedule_interval steps, and when enough wait", "admission_trigger",
+             runs_of("continuous", "paged")),
+    Exercise("online_softmax", 1, "The attention kernel", "minicb.kernels.tile:attend_block",
+             "one key block folded into a tile's running max, sum and output (Triton)", "attention",
+             runs_of(triton=True), kernel=True, also=("minicb.kernels.online_softmax",)),
+    Exercise("paged_rows", 5, "The kernel's indirection", "minicb.kernels.paged_attention:key_rows",
+             "the cache rows of a tile's keys, through the block table (Triton)", "paged",
+             runs_of("paged", triton=True), kernel=True),
+    Exercise("combine_splits", 5, "Split-KV: when there are too few programs",
+             "minicb.kernels.paged_attention:combine_splits",
+             "merge split-KV's ranges by their log-sum-exps (a Triton kernel)", "combine",
+             runs_of("paged", triton=True, without=("fused",)), kernel=True),
+    Exercise("rms_norm", 8, "Fewer, fuller kernels", "minicb.kernels.norm:add_rms_norm",
+             "the residual add and RMSNorm in one pass (a Triton kernel)", "norm",
+             runs_of("paged", triton=True, without=("split",)), kernel=True),
+    Exercise("claim_verdict", 7, "Claims about time", "minicb.tools.report.claims:judge",
+             "decide a claim about time from interleaved repeats, or leave it undecided", "judge"),
+    Exercise("percentiles", 7, "Latency under load", "minicb.metrics:percentiles",
+             "a run's mean, p50, p90 and p99 of a list of times", "percentiles", runs_of()),
+    Exercise("stop_holdback", 9, "Streaming, stop strings and hanging up",
+             "minicb.tools.serve.protocol:TextStream.take",
+             "stream only text no stop string can still claim", "text_stream"),
+    Exercise("vocab_share", 10, "Who holds what", "minicb.executors.parallel:vocab_share",
+             "one rank's rows of the vocabulary, padded to an equal share", "vocab_share"),
+    Exercise("collective_bytes", 10, "What a step communicates", "minicb.executors.parallel:collective_bytes",
+             "the bytes a tensor-parallel forward pass hands its collectives", "collectives"),
+    Exercise("step_cost", 11, "What a step costs", "minicb.costmodel:step_seconds",
+             "a step's predicted time: the slower of its bytes and its FLOPs, plus overheads", "step",
+             SIMULATED, also=("minicb.executors.simulated",)),
+    Exercise("kv_budget", 11, "Where the KV memory goes", "minicb.costmodel:kv_budget",
+             "the KV memory a GPU leaves once the weights are in", "budget", SIMULATED,
+             also=("minicb.executors.simulated",)),
 ]}
 # ANCHOR_END: exercises
 

@@ -4,7 +4,9 @@ answers a student could write?
 A *mutant* is the engine's own answer with one small change, the kind a student
 makes: a comparison off by its boundary (< for <=), + for -, a constant off by one,
 ``and`` for ``or``, a guard's test turned round, a statement left out, two
-arguments swapped, min for max. Each is run through the exercise's check in place
+arguments swapped, min for max; and the misconceptions of kernels and block
+tables: a wrong dtype (a cast left out, fp16 for fp32), a load or store without
+its mask, a boundary moved by one block. Each is run through the exercise's check in place
 of the student's function; a check *kills* it when it fails. A mutant that passes
 either does what the answer does (it is equivalent: the report says why) or shows
 a case the check misses.
@@ -26,7 +28,8 @@ import time
 import types
 from pathlib import Path
 
-from .check import check, engine_function
+from .check import check
+from .student import engine_function
 from .exercises import EXERCISES, in_order, tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -38,6 +41,8 @@ FLIPPED = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
 ARITHMETIC = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
               ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv}
 SWAPPED_NAMES = {"min": "max", "max": "min", "minimum": "maximum", "maximum": "minimum"}
+OTHER_DTYPE = {"float32": "float16", "float16": "float32", "bfloat16": "float32"}
+MASKED = {"load", "store"}                     # tl.load and tl.store: their mask= can be left out
 KILL_TARGET = 0.9             # the share of its mutants each check must kill
 # Mutants that do what the answer does, so that no check can kill them, and why;
 # they are left out of a check's share. (exercise, change) as the report words it.
@@ -47,23 +52,15 @@ EQUIVALENT = {
     ("top_p", "-1  ->  1"): "probs is [B, V]: dimension 1 is dimension -1",
     ("online_softmax", "0.0  ->  1.0"):
         "the shift of a row that has seen no visible key: exp(-inf - c) is 0 for any finite c",
-    ("paged_rows", "keys < context_len  ->  keys <= context_len"):
-        "it also reads the table entry of the key just past the context, whose row is masked "
-        "out before it is read: every value is the same (only a table with no entry after its "
-        "last row's context could be read past its end)",
     ("paged_rows", "0  ->  1"):
         "the block a masked load reads for a key past the context: that key's row is masked "
         "out before it is read",
     ("claim_verdict", "gap > 0  ->  gap >= 0"):
         "a gap of 0 is never more than the margin (never below 0), so it never gets here",
-    ("claim_verdict", "min(measured)  ->  max(measured)"):
-        "only the wording of the reason it gives, which the contract leaves free",
     ("rms_norm", "-1  ->  1"): "x and residual are [rows, hidden]: dimension 1 is dimension -1",
     ("rms_norm", "8 if hidden >= 2048 else 4  ->  8 if not hidden >= 2048 else 4"):
-        "num_warps: how a GPU spreads a program's work, never its values",
+        "num_warps, a power of two either way: how a GPU spreads a program's work, never its values",
     ("rms_norm", "hidden >= 2048  ->  hidden > 2048"): "num_warps (as above)",
-    ("rms_norm", "8  ->  9"): "num_warps (as above)",
-    ("rms_norm", "4  ->  5"): "num_warps (as above)",
     ("rms_norm", "2048  ->  2049"): "num_warps (as above)",
 }
 
@@ -83,16 +80,28 @@ def answer_tree(name: str) -> ast.FunctionDef:
 def sites(tree) -> list[tuple[int, str]]:
     """(node index in ast.walk order, what to change) for every mutation of ``tree``."""
     signature = {id(n) for n in ast.walk(tree.args)}      # the stub gives the student these
+    block = block_size_of(tree) is not None
     found = []
     for index, node in enumerate(ast.walk(tree)):
         if id(node) not in signature:
             found.extend((index, change) for change in changes(node))
+            if block and isinstance(node, ast.Compare):
+                found.append((index, "block"))
     return found
+
+
+def block_size_of(tree):
+    """The function's block size, as it names it (``block_size``, ``self.block_size``), if any."""
+    return next((node for node in ast.walk(tree) if isinstance(node, (ast.Name, ast.Attribute))
+                 and ast.unparse(node).rpartition(".")[2] == "block_size"
+                 and isinstance(node.ctx, ast.Load)), None)
 
 
 def changes(node) -> list[str]:
     if isinstance(node, ast.Compare):
         return [f"compare {i}" for i, op in enumerate(node.ops) if type(op) in FLIPPED]
+    if isinstance(node, ast.Attribute) and node.attr in OTHER_DTYPE:
+        return ["dtype"]
     if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
         return ["arithmetic"]
     if isinstance(node, ast.AugAssign) and type(node.op) in ARITHMETIC:
@@ -107,8 +116,12 @@ def changes(node) -> list[str]:
         return ["negate"]
     if isinstance(node, ast.Call):          # min(a, b) is min(b, a): no swap there
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        keywords = {k.arg for k in node.keywords}
         return (["swap"] if len(node.args) >= 2 and name not in SWAPPED_NAMES else []) + (
-            ["rename"] if name in SWAPPED_NAMES else [])
+            ["rename"] if name in SWAPPED_NAMES else []) + (
+            ["unmask"] if name in MASKED and "mask" in keywords else []) + (
+            ["uncast"] if name == "to" and isinstance(node.func, ast.Attribute) else []) + (
+            ["undtype"] if "dtype" in keywords else [])
     if isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and not is_docstring(node):
         return ["drop"]
     return []
@@ -145,6 +158,17 @@ def mutate(tree, index: int, change: str):
         setattr(node.func, field, SWAPPED_NAMES[getattr(node.func, field)])
     elif kind == "drop":
         replace(tree, node, ast.Pass())
+    elif kind == "dtype":
+        node.attr = OTHER_DTYPE[node.attr]
+    elif kind == "unmask":
+        node.keywords = [k for k in node.keywords if k.arg not in ("mask", "other")]
+    elif kind == "uncast":                         # x.to(dtype) -> x
+        replace(tree, node, node.func.value)
+        node = node.func.value
+    elif kind == "undtype":
+        node.keywords = [k for k in node.keywords if k.arg != "dtype"]
+    elif kind == "block":                          # a < b -> a < b + block_size
+        node.comparators[0] = ast.BinOp(node.comparators[0], ast.Add(), copy.deepcopy(block_size_of(tree)))
     ast.fix_missing_locations(tree)
     after = "(left out)" if kind == "drop" else ast.unparse(node).splitlines()[0]
     return tree, f"{before}  ->  {after}"
@@ -167,7 +191,12 @@ def compiled(name: str, tree, label: str):
     original = importlib.import_module(ex.target.partition(":")[0])
     SCRATCH.mkdir(parents=True, exist_ok=True)
     file = SCRATCH / f"{name}_{label}_{os.getpid()}.py"       # processes may compile one at once
-    file.write_text(ast.unparse(ast.Module([tree], [])) + "\n")
+    # the engine module's names, imported: the file loads on its own too (the GPU compile step)
+    names = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+                   & set(vars(original)) - {ex.function_name})
+    header = f"from {original.__name__} import {', '.join(names)}  # noqa\n\n" if names else ""
+    file.write_text(header
+                    + ast.unparse(ast.Module([tree], [])) + "\n")
     module = types.ModuleType(f"mutant_{name}_{label}")
     module.__dict__.update(vars(original))
     module.__file__ = str(file)

@@ -8,7 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .check import check, engine_function, load_stub
+from .check import check
+from .student import engine_function, load_stub
 from .exercises import (EXERCISES, TIME_LIMIT, WORKSPACE, CheckFailed, NotStarted, in_order,
                         listing)
 from .hints import hint

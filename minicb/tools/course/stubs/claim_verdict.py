@@ -21,6 +21,9 @@ def judge(left, op, right, others_cores=None) -> Verdict:
       is over MAX_OTHERS_CORES, or if the medians differ by no more than the margin;
     - otherwise True when the medians differ in the claim's direction, else False.
 
-    Raise ValueError for an op other than "<" and ">".
+    The reason, when holds is None, says why with the numbers that decided it,
+    which notebooks print: the fewest repeats a measured side has and the fewest
+    it needs; the cores other processes kept busy; or the gap between the
+    medians and the margin. Raise ValueError for an op other than "<" and ">".
     """
     raise NotImplementedError

@@ -8,7 +8,8 @@ most recently admitted request. Check: ``python -m minicb check preemption``.
 def preempt(self, request):
     """Preempt ``request`` by recomputation. Afterwards:
 
-    - it no longer runs, and holds no KV memory (its blocks are free again);
+    - it no longer runs, and holds no KV memory: ``self.kv.free(request)`` gives
+      its blocks back to the free list;
     - none of its tokens counts as computed, though every token it has is kept:
       when it is admitted again, prompt and output are recomputed together;
     - it is the next request to be admitted;

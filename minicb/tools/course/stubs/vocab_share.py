@@ -13,6 +13,8 @@ def vocab_share(weight, rank: int, n: int):
     where share = ceil(vocab / n) for every rank; rows past end - start are zeros.
     Ranks take consecutive ranges in rank order; a rank past the vocabulary's
     end has start == end == vocab. Return rows as a frozen nn.Parameter
-    (requires_grad=False).
+    (requires_grad=False) in weight's dtype, holding memory of its own: not a
+    view into weight, so that a rank keeps only its share once the whole table
+    is dropped.
     """
     raise NotImplementedError

@@ -1,0 +1,38 @@
+"""Trials of the exercises' checks by someone who never read them (tests/trials/README.md):
+every wrong answer fails its check and every right one passes."""
+from pathlib import Path
+
+import pytest
+
+from minicb.tools.course.check import check
+from minicb.tools.course.student import load_stub
+from minicb.tools.course.exercises import EXERCISES, CheckFailed
+
+TRIALS = Path(__file__).resolve().parent / "trials"
+ANSWERS = sorted(TRIALS.glob("*/*/*.py"))
+
+
+def exercise_of(path: Path):
+    return EXERCISES[path.parent.name]
+
+
+def test_each_trial_answers_every_exercise_with_two_wrong_and_one_right():
+    for trial in (p for p in TRIALS.iterdir() if p.is_dir()):
+        for ex in EXERCISES.values():
+            names = {p.stem for p in (trial / ex.name).glob("*.py")}
+            assert "right" in names and len(names - {"right"}) >= 2, (trial.name, ex.name)
+
+
+@pytest.mark.parametrize("path", [p for p in ANSWERS if p.stem != "right"],
+                         ids=lambda p: f"{p.parts[-3]}/{p.parent.name}/{p.stem}")
+def test_a_wrong_answer_fails_its_check(llama, path):
+    ex = exercise_of(path)
+    with pytest.raises(CheckFailed, match=f"^{ex.name}"):
+        check(ex.name, load_stub(ex, path), llama)
+
+
+@pytest.mark.parametrize("path", [p for p in ANSWERS if p.stem == "right"],
+                         ids=lambda p: f"{p.parts[-3]}/{p.parent.name}")
+def test_a_right_answer_written_differently_passes_its_check(llama, path):
+    ex = exercise_of(path)
+    assert check(ex.name, load_stub(ex, path), llama).startswith(f"{ex.name}: passed")
