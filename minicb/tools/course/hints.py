@@ -15,8 +15,9 @@ HINTS = {
     ],
     "top_p": [
         "Sort each row's probabilities, best first: the tokens to keep are a prefix.",
-        "A token stays if the mass of the tokens strictly better than it is below top_p; "
-        "the best token always stays, whatever top_p rounds to.",
+        "A token stays if the mass of the tokens sorted before it is below top_p; the best "
+        "token always stays, whatever top_p rounds to (1e-50 is 0 in float32). Return probs' "
+        "dtype.",
         "probs.sort(descending=True), cumsum less the token itself, a mask, then scatter "
         "the kept values back to their columns and renormalise each row.",
     ],
@@ -133,8 +134,9 @@ HINTS = {
         "between their medians must be positive and larger than the margin.",
         "A single number is a fixed bound: no spread, no repeats needed (claims.samples "
         "and claims.is_bound tell them apart). The margin adds the two sides' ranges.",
-        "Undecided first (too few repeats, a busy machine, a gap within the margin), then "
-        "Verdict(gap > 0, median(left), median(right), margin).",
+        "Undecided first (too few repeats, a busy machine, a gap within the margin), each "
+        "with a reason that names its numbers, then Verdict(gap > 0, median(left), "
+        "median(right), margin).",
     ],
     "percentiles": [
         "numpy does the interpolation: np.percentile's default is the one asked for.",
@@ -154,7 +156,8 @@ HINTS = {
         "fewer real rows, or none.",
         "Clamp start and end to the vocabulary; copy weight[start:end] into the top of a "
         "zero tensor of the share's shape (weight.new_zeros keeps dtype and device).",
-        "Return start, end and nn.Parameter(rows, requires_grad=False).",
+        "Return start, end and nn.Parameter(rows, requires_grad=False): rows of its own "
+        "memory, never a view of weight (the whole table would stay alive with it).",
     ],
     "collective_bytes": [
         "Count tensors, then bytes: how many all-reduces does a forward pass make, and "

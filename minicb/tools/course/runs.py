@@ -17,6 +17,7 @@ from ..bench.workload import synthetic_workload
 from .configurations import CONFIGURATIONS, EOS_IDS, Configuration, prompts, sampling
 from .differential import same, shown
 from .exercises import EXERCISES, CheckFailed
+from .memory_guard import bounded
 from .student import engine_function, swapped_in
 
 STEP_SECONDS = 1e-3          # what each step costs on the check's virtual clock
@@ -52,6 +53,8 @@ def run(configuration: Configuration, checkpoint) -> Run:
     with ExitStack() as stack:
         if configuration.split_kv:
             split_kv_as_on_a_gpu(stack)
+        if configuration.triton:                 # no kernel reads or writes past its tensors
+            stack.enter_context(bounded())
         return run_on_a_virtual_clock(configuration, checkpoint)
 
 
