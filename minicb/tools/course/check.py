@@ -149,7 +149,7 @@ def kernel_case(ex: Exercise, case, label: str, yours):
             raise CheckFailed(f"{ex.name} ({label}): {error}") from None
         raise CheckFailed(f"{ex.name} ({label}): your {ex.function_name} raised "
                           f"{type(error).__name__}: {error}") from None
-    compare_tensors(f"{ex.name} ({label})", got, case.reference(), case.tolerance)
+    compare_tensors(f"{ex.name} ({label})", got, case.reference(), case.tolerance, case.sign_only)
 
 
 def compiles_for_gpus(ex: Exercise, yours, where: str) -> str:
@@ -180,9 +180,10 @@ def innermost(error: BaseException) -> BaseException:
     return error
 
 
-def compare_tensors(label: str, got, want, tolerance: dict):
+def compare_tensors(label: str, got, want, tolerance: dict, sign_only=()):
     """CheckFailed naming an output of another dtype or shape, or the first element
-    outside atol + rtol * |reference|."""
+    outside atol + rtol * |reference| (for an output in ``sign_only``: that is 0
+    where the reference's is, and not where it is not)."""
     gots, wants = (x if isinstance(x, tuple) else (x,) for x in (got, want))
     if len(gots) != len(wants):
         raise CheckFailed(f"{label}: {len(gots)} outputs; the reference gives {len(wants)}")
@@ -195,6 +196,8 @@ def compare_tensors(label: str, got, want, tolerance: dict):
             raise CheckFailed(f"{label}:{output} is {have.dtype}; the reference gives {need.dtype} "
                               f"(the next operation expects that dtype)")
         have, need = have.float(), need.float()
+        if i in sign_only:
+            have, need = (have != 0).float(), (need != 0).float()
         bad = ~((have - need).abs() <= tolerance["atol"] + tolerance["rtol"] * need.abs())
         if bad.any():
             index = tuple(int(j) for j in bad.nonzero()[0])

@@ -27,9 +27,11 @@ small_ids = st.integers(0, 6)             # few token ids: eos, stop and output 
 
 # ---------------------------------------------------------------- chapter 1
 def stop_reason_space() -> Space:
-    inputs = st.builds(dict, max_tokens=st.integers(1, 6), output=st.lists(small_ids, min_size=1, max_size=6),
+    # "once the request has max_tokens": at that count and past it (async scheduling's
+    # last step may carry a token the request will drop)
+    inputs = st.builds(dict, max_tokens=st.integers(1, 6), output=st.lists(small_ids, min_size=1, max_size=8),
                        stops=st.lists(small_ids, max_size=3), eos=st.lists(small_ids, max_size=3),
-                       ignore_eos=st.booleans()).filter(lambda d: len(d["output"]) <= d["max_tokens"])
+                       ignore_eos=st.booleans()).filter(lambda d: len(d["output"]) <= d["max_tokens"] + 2)
 
     def call(function, d):
         params = SamplingParams(max_tokens=d["max_tokens"], ignore_eos=d["ignore_eos"],
@@ -43,6 +45,7 @@ def stop_reason_space() -> Space:
                 "the second of several eos tokens": example([5, 3], eos=(2, 3, 4)),
                 "a stop token, ignore_eos": example([5, 7], ignore_eos=True),
                 "the max_tokens-th token": example([1, 1, 1, 5]), "one before max_tokens": example([1, 1, 5]),
+                "one past max_tokens": example([1, 1, 1, 1, 5]),
                 "eos as the max_tokens-th token, ignore_eos": example([1, 1, 1, 2], ignore_eos=True)}
     return Space(inputs, call, examples, describe=lambda d: (
         f"output {d['output']} of max_tokens {d['max_tokens']}, eos ids {d['eos']}, stop token ids "
@@ -121,12 +124,13 @@ def tpot_space() -> Space:
 
 # ---------------------------------------------------------------- chapter 7
 def percentiles_space() -> Space:
-    number = st.one_of(st.integers(0, 10**6), st.floats(0, 1e6, allow_nan=False))
+    # nan too: numpy's percentile and mean carry it through, as the contract's "as numpy does"
+    number = st.one_of(st.integers(0, 10**6), st.floats(0, 1e6, allow_nan=False), st.just(float("nan")))
     inputs = st.lists(number, max_size=40)
 
     def call(function, values):
         return observe(lambda: function(values), dict(values=values))
-    examples = {"one value": [2.5], "two values": [1.0, 3.0], "ties": [1, 1, 1, 2, 9],
+    examples = {"one value": [2.5], "two values": [1.0, 3.0], "ties": [1, 1, 1, 2, 9], "a nan": [1.0, float("nan")],
                 "a hundred": [(7 * i) % 101 / 10 for i in range(100)], "none": []}
     return Space(inputs, call, examples, describe=lambda values: f"values {values}")
 

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from functools import partial
 
 import torch
+import triton
+import triton.language as tl
 from hypothesis import strategies as st
 
-from ...kernels import reference
+from ...kernels import reference, tile
 
 TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-4), torch.float16: dict(atol=2e-3, rtol=2e-3)}
 DTYPES = {"float32": torch.float32, "float16": torch.float16}
@@ -33,6 +35,7 @@ class Case:
     tolerance: dict
     may_refuse: bool = False        # an input the kernel may refuse with ValueError
     readable: tuple = ()            # (tensor, bool mask, words) for memory_guard.bounded
+    sign_only: tuple = ()           # outputs compared as > 0 or == 0 only (a running sum's scale is free)
 
 
 @dataclass(frozen=True)
@@ -65,29 +68,111 @@ def wider(tensor, extra: int):
 
 # ---------------------------------------------------------------- the online softmax's kernels
 def attention_space() -> KernelSpace:
-    inputs = st.builds(dict, kind=st.sampled_from(["contiguous", "padded", "paged"]),
-                       dtype=st.sampled_from(list(DTYPES)), head_dim=st.sampled_from([8, 16, 24, 40]),
-                       kv_heads=st.integers(1, 2), group=st.integers(1, 3), queries=st.integers(1, 12),
-                       context=st.integers(0, 30), scale=st.sampled_from([1.0, 1.0, 30.0]),
-                       seed=st.integers(0, 2**16), q_view=st.booleans())
-    examples = {"float32, 1 query over 37 keys, 4/2 heads": dict(
-        kind="contiguous", dtype="float32", head_dim=16, kv_heads=2, group=2, queries=1, context=36, scale=1.0,
-        seed=1, q_view=False),
-        "float32, scores in the hundreds": dict(kind="contiguous", dtype="float32", head_dim=16, kv_heads=2,
-                                                group=2, queries=5, context=65, scale=40.0, seed=3, q_view=False),
-        "float32, a prompt left-padded beside one unpadded": dict(
-            kind="padded", dtype="float32", head_dim=16, kv_heads=2, group=2, queries=12, context=0, scale=1.0,
-            seed=2, q_view=False),
-        "float16, a prompt, a chunk and decodes over blocks": dict(
-            kind="paged", dtype="float16", head_dim=16, kv_heads=2, group=2, queries=9, context=12, scale=1.0,
-            seed=4, q_view=False)}
-    return KernelSpace(inputs, attention_case, examples, describe=lambda d: (
-        f"{d['dtype']}, {d['kind']} attention, {d['queries']} queries, {d['context']} keys before them, "
-        f"{d['kv_heads'] * d['group']}/{d['kv_heads']} heads of {d['head_dim']}, q x {d['scale']:g}"
-        f"{', q a view of a wider tensor' if d['q_view'] else ''} (seed {d['seed']})"))
+    inputs = st.one_of(
+        st.builds(dict, kind=st.sampled_from(["contiguous", "padded", "paged"]),
+                  dtype=st.sampled_from(list(DTYPES)), head_dim=st.sampled_from([8, 16, 24, 40]),
+                  kv_heads=st.integers(1, 2), group=st.integers(1, 3), queries=st.integers(1, 12),
+                  context=st.integers(0, 30), scale=st.sampled_from([1.0, 1.0, 30.0]),
+                  seed=st.integers(0, 2**16), q_view=st.booleans()),
+        st.builds(dict, kind=st.just("blocks"), blocks=st.lists(st.sampled_from(["none", "some", "all"]),
+                                                                 min_size=1, max_size=4),
+                  dtype=st.sampled_from(list(DTYPES)), shift=st.sampled_from([0.0, 0.0, -150.0, 150.0]),
+                  hidden_shift=st.sampled_from([0.0, 150.0]), seed=st.integers(0, 2**16)))
+    example = lambda kind, dtype="float32", **d: dict(  # noqa: E731
+        dict(kind=kind, dtype=dtype, head_dim=16, kv_heads=2, group=2, scale=1.0, q_view=False), **d)
+    examples = {
+        "float32, 1 query over 37 keys, 4/2 heads": example("contiguous", queries=1, context=36, seed=1),
+        "float32, scores in the hundreds": example("contiguous", queries=5, context=65, scale=40.0, seed=3),
+        "float32, a prompt left-padded beside one unpadded": example("padded", queries=12, context=0,
+                                                                      seed=2),
+        "float16, a prompt, a chunk and decodes over blocks": example("paged", "float16", queries=9,
+                                                                       context=12, seed=4),
+        "float32, blocks that hide every key, then scores all below -100": dict(
+            kind="blocks", blocks=["none", "some", "all"], dtype="float32", shift=-150.0,
+            hidden_shift=0.0, seed=5),
+        "float32, hidden keys scoring 150 above the visible ones": dict(
+            kind="blocks", blocks=["all", "none", "some"], dtype="float32", shift=0.0,
+            hidden_shift=150.0, seed=6)}
+    return KernelSpace(inputs, attention_case, examples, describe=describe_attention)
+
+
+def describe_attention(d) -> str:
+    if d["kind"] == "blocks":
+        return (f"{d['dtype']}, attend_block alone over blocks whose keys each row sees "
+                f"{d['blocks']}, scores shifted by {d['shift']:g}, those of blocks no row sees by "
+                f"{d['hidden_shift']:g} more (seed {d['seed']})")
+    return (f"{d['dtype']}, {d['kind']} attention, {d['queries']} queries, {d['context']} keys before "
+            f"them, {d['kv_heads'] * d['group']}/{d['kv_heads']} heads of {d['head_dim']}, q x "
+            f"{d['scale']:g}{', q a view of a wider tensor' if d['q_view'] else ''} (seed {d['seed']})")
+
+
+@triton.jit
+def _fold_blocks(Q, K, V, VISIBLE, ACC, L, num_blocks, scale, PRECISION: tl.constexpr,
+                 M: tl.constexpr, N: tl.constexpr, D: tl.constexpr):
+    """attend_block alone: a tile of M rows folds num_blocks blocks of N keys, as the
+    kernels do, and leaves its running sum and output as they are."""
+    rows, cols, dims = tl.arange(0, M), tl.arange(0, N), tl.arange(0, D)
+    q = tl.load(Q + rows[:, None] * D + dims[None, :])
+    m_i = tl.full([M], float("-inf"), tl.float32)
+    l_i = tl.zeros([M], tl.float32)
+    acc = tl.zeros([M, D], tl.float32)
+    for b in range(num_blocks):
+        keys = b * N + cols
+        k = tl.load(K + keys[:, None] * D + dims[None, :])
+        v = tl.load(V + keys[:, None] * D + dims[None, :])
+        visible = tl.load(VISIBLE + rows[:, None] * (num_blocks * N) + keys[None, :]) != 0
+        m_i, l_i, acc = tile.attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
+    tl.store(ACC + rows[:, None] * D + dims[None, :], acc)
+    tl.store(L + rows, l_i)
+
+
+def folded_blocks(q, k, v, visible, scale):
+    """(acc / l_i where a row saw a key, else acc; l_i) after _fold_blocks."""
+    acc, l_i = torch.empty(q.shape, dtype=torch.float32), torch.empty(q.shape[0], dtype=torch.float32)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    _fold_blocks[(1,)](q, k, v, visible.to(torch.int8), acc, l_i, visible.shape[1] // 16, scale,
+                       PRECISION=precision, M=16, N=16, D=16)
+    return torch.where(l_i[:, None] > 0, acc / l_i.clamp(min=1e-30)[:, None], acc), l_i
+
+
+def naive_blocks(q, k, v, visible, scale):
+    """What the contract asks of the tile after its last block: the softmax of every
+    visible key's score times its value, and l_i == 0 (with acc 0) for a row that saw none."""
+    scores = (q.float() @ k.float().T * scale).masked_fill(~visible, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    seen = visible.any(-1)
+    out = probs @ v.float()
+    # a row that saw keys: its l_i only needs to be > 0 (it is scaled by the running max)
+    return out, torch.where(seen, torch.ones(len(seen)), torch.zeros(len(seen)))
+
+
+def blocks_case(d) -> Case:
+    """attend_block over whole blocks that each row sees none, some or all of: a row
+    that sees nothing for a while, or ever; scores shifted far from 0."""
+    dtype, seed, n = DTYPES[d["dtype"]], d["seed"], len(d["blocks"])
+    scale = 16 ** -0.5
+    # rows alike (a common direction, a little noise), so that one shift moves every
+    # row's scores: keys get shift / scale along that direction
+    base = torch.randn(16, generator=torch.Generator().manual_seed(seed))
+    q = (base + 0.1 * randn(seed + 1, 16, 16)).to(dtype)
+    along = base / base.norm() ** 2 / scale              # a key moved by this scores 1 higher
+    hidden = torch.tensor([b == "none" for b in d["blocks"]]).repeat_interleave(16)
+    k = randn(seed + 2, 16 * n, 16) + (d["shift"] + d["hidden_shift"] * hidden[:, None]) * along
+    k, v = k.to(dtype), randn(seed + 3, 16 * n, 16, dtype=dtype)
+    g = torch.Generator().manual_seed(seed + 4)
+    visible = torch.cat([torch.zeros(16, 16, dtype=torch.bool) if b == "none" else
+                         torch.ones(16, 16, dtype=torch.bool) if b == "all" else
+                         torch.rand(16, 16, generator=g) < 0.5 for b in d["blocks"]], 1)
+    visible[:2] = False                                   # two rows never see a key
+    args = (q, k, v, visible, scale)
+    return Case(lambda: folded_blocks(*args), lambda: naive_blocks(*args),
+                dict(TOLERANCE[dtype], rtol=2e-3 if dtype == torch.float32 else 1e-2),
+                sign_only=(1,))
 
 
 def attention_case(d) -> Case:
+    if d["kind"] == "blocks":
+        return blocks_case(d)
     dtype, heads, kv, dim = DTYPES[d["dtype"]], d["kv_heads"] * d["group"], d["kv_heads"], d["head_dim"]
     queries, context, seed = d["queries"], d["queries"] + d["context"], d["seed"]
     q = randn(seed, queries, heads, dim, dtype=dtype, scale=d["scale"])

@@ -53,12 +53,14 @@ def static_batches_space() -> Space:
     max_tokens keep arrival order, not their names' order."""
     inputs = st.lists(st.integers(1, 4), max_size=12).flatmap(lambda m: st.builds(
         dict, max_tokens=st.just(m), names=st.permutations(range(len(m))), size=st.integers(1, 5),
-        bucket=st.booleans()))
+        bucket=st.booleans(), outputs=st.lists(st.integers(0, 3), min_size=len(m), max_size=len(m))))
 
     def call(function, d):
         self = object.__new__(StaticEngine)
         names = d.get("names") or range(len(d["max_tokens"]))
-        vars(self).update(waiting=deque(request(n, max_tokens=m) for n, m in zip(names, d["max_tokens"])),
+        outputs = d.get("outputs") or [0] * len(d["max_tokens"])   # requeued after a failed step
+        vars(self).update(waiting=deque(request(n, max_tokens=m, output=min(o, m - 1)) for n, m, o
+                                        in zip(names, d["max_tokens"], outputs)),
                           config=StandIn(max_batch_size=d["size"], bucket_by_length=d["bucket"]))
         seen = returned_ids(attempt(function, self))
         seen.state = {"self.waiting": ids(self.waiting), "self.waiting's type": type(self.waiting).__name__}
@@ -66,10 +68,13 @@ def static_batches_space() -> Space:
     examples = {"ties in max_tokens, bucketed": dict(max_tokens=[3, 1, 3, 1, 2], size=2, bucket=True),
                 "ties among requests 9 and 10, bucketed": dict(max_tokens=[2] * 11 + [1], names=list(range(12)),
                                                                 size=2, bucket=True),
+                "a request requeued with output, bucketed": dict(max_tokens=[4, 3], outputs=[3, 0], size=1,
+                                                                  bucket=True),
                 "fewer waiting than a batch": dict(max_tokens=[2, 1], size=4, bucket=False)}
     return Space(inputs, call, examples, describe=lambda d: (
         f"waiting requests (id: max_tokens) "
-        f"{dict(zip(map(str, d.get('names') or range(len(d['max_tokens']))), d['max_tokens']))}, "
+        f"{dict(zip(map(str, d.get('names') or range(len(d['max_tokens']))), d['max_tokens']))}, outputs so "
+        f"far {d.get('outputs')}, "
         f"max_batch_size {d['size']}, bucket_by_length {d['bucket']}"))
 
 
