@@ -10,6 +10,17 @@ from minicb.tools.course.exercises import EXERCISES, CheckFailed
 
 TRIALS = Path(__file__).resolve().parent / "trials"
 ANSWERS = sorted(TRIALS.glob("*/*/*.py"))
+# Answers written as right whose contract was made sharper after the trial, and why each
+# is wrong under the contract as it stands.
+WRONG_UNDER_THE_CONTRACT_NOW = {
+    "first/percentiles/right": "a nan among the values sorts anywhere, and the percentiles come out "
+                               "numbers; numpy's (the contract's) are nan",
+}
+
+
+def expected_to_pass(path: Path) -> bool:
+    name = f"{path.parts[-3]}/{path.parent.name}/{path.stem}"
+    return path.stem == "right" and name not in WRONG_UNDER_THE_CONTRACT_NOW
 
 
 def exercise_of(path: Path):
@@ -23,7 +34,7 @@ def test_each_trial_answers_every_exercise_with_two_wrong_and_one_right():
             assert "right" in names and len(names - {"right"}) >= 2, (trial.name, ex.name)
 
 
-@pytest.mark.parametrize("path", [p for p in ANSWERS if p.stem != "right"],
+@pytest.mark.parametrize("path", [p for p in ANSWERS if not expected_to_pass(p)],
                          ids=lambda p: f"{p.parts[-3]}/{p.parent.name}/{p.stem}")
 def test_a_wrong_answer_fails_its_check(llama, path):
     ex = exercise_of(path)
@@ -31,7 +42,7 @@ def test_a_wrong_answer_fails_its_check(llama, path):
         check(ex.name, load_stub(ex, path), llama)
 
 
-@pytest.mark.parametrize("path", [p for p in ANSWERS if p.stem == "right"],
+@pytest.mark.parametrize("path", [p for p in ANSWERS if expected_to_pass(p)],
                          ids=lambda p: f"{p.parts[-3]}/{p.parent.name}")
 def test_a_right_answer_written_differently_passes_its_check(llama, path):
     ex = exercise_of(path)

@@ -2,11 +2,12 @@
 
 Triton's interpreter runs a kernel as numpy code, and accepts what no GPU
 would: a ``num_warps`` that is no power of two, a block shape a ``tl.dot``
-cannot take, more shared memory than a GPU has. So a kernel exercise's check
-also records the launches the engine's host wrappers make with the student's
-function inside, as the GPU compile check does (``minicb.tools.gpu.compile_check``),
-and compiles each one for an H100 and an A100, through the ptxas Triton's wheel
-ships. It runs in a process of its own, with the interpreter off:
+cannot take, more shared memory than a GPU has, more than 1,024 threads a
+block. So a kernel exercise's check also records the launches the engine's
+host wrappers make with the student's function inside, as the GPU compile
+check does (``minicb.tools.gpu.compile_check``), compiles each one for an H100
+and an A100 through the ptxas Triton's wheel ships, and refuses what compiles
+but would not launch. It runs in a process of its own, with the interpreter off:
 
     python -m minicb.tools.course.compiled NAME FILE FUNCTION   # prints JSON: what failed
 """
@@ -60,11 +61,24 @@ def compile_all(kind: str) -> list[dict]:
     for launch in compile_check.distinct(launches(kind)):
         for arch in ARCHS:
             row = compile_check.check(launch, arch)
-            if row.error or row.shared_bytes > compile_check.SHARED_LIMIT[arch]:
+            error = row.error or refused(row, arch)
+            if error:
                 failed.append(dict(kernel=row.kernel, arch=arch, constants=row.constants,
-                                   num_warps=row.num_warps, error=row.error or
-                                   f"{row.shared_bytes} bytes of shared memory, more than sm_{arch} has"))
+                                   num_warps=row.num_warps, error=error))
     return failed
+
+
+MAX_THREADS = 1024            # a block's threads on every NVIDIA GPU since 2010
+
+
+def refused(row, arch: int) -> str:
+    """Why a GPU would refuse to launch what compiled, if it would."""
+    if row.num_warps * 32 > MAX_THREADS:
+        return (f"{row.num_warps} warps are {row.num_warps * 32} threads a block; a GPU launches "
+                f"at most {MAX_THREADS}")
+    if row.shared_bytes > compile_check.SHARED_LIMIT[arch]:
+        return f"{row.shared_bytes} bytes of shared memory, more than sm_{arch} has"
+    return ""
 
 
 def main(argv=None) -> int:

@@ -87,10 +87,10 @@ def observe(run, watched: dict, state=None, calls=None) -> Observed:
 
 
 def plain(value):
-    """A value as plain, comparable data: containers as lists and dicts, tensors as
-    (dtype, shape, values)."""
+    """A value as plain, comparable data: containers as lists and dicts, a tensor as
+    its dtype and values in words."""
     if torch.is_tensor(value):
-        return ("tensor", str(value.dtype), tuple(value.shape), value.detach().cpu().tolist())
+        return Shown(f"{str(value.dtype).removeprefix('torch.')} tensor {value.detach().cpu().tolist()}")
     if isinstance(value, dict):
         return {plain(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, range)) or type(value).__name__ == "deque":

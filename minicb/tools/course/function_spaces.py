@@ -69,7 +69,8 @@ def top_p_space() -> Space:
 
     def call(function, d):
         probs = torch.tensor(d["probs"], dtype=getattr(torch, d["dtype"]))
-        return attempt(function, probs, torch.tensor(d["top_p"], dtype=torch.float32))
+        top_p = torch.tensor(d["top_p"], dtype=torch.float32)
+        return observe(lambda: function(probs, top_p), dict(probs=probs, top_p=top_p))
     examples = {"a mass exactly at top_p": dict(probs=[[0.5, 0.25, 0.25]], top_p=[0.5], dtype="float32"),
                 "top_p 0: the best token stays": dict(probs=[[0.25, 0.5, 0.25]], top_p=[2 ** -30], dtype="float32"),
                 "top_p 1e-50, which is 0 in float32": dict(probs=[[0.25, 0.5, 0.25]], top_p=[1e-50], dtype="float32"),
@@ -290,11 +291,15 @@ def step_space() -> Space:
 
 def budget_space() -> Space:
     inputs = st.builds(dict, hardware=st.sampled_from(sorted(HARDWARE)), shape=st.sampled_from(sorted(MODEL_SHAPES)),
-                       bytes=st.sampled_from([1, 2, 4]), utilization=st.integers(1, 20).map(lambda u: u / 20))
+                       bytes=st.sampled_from([1, 2, 4]),
+                       utilization=st.one_of(st.integers(1, 20).map(lambda u: u / 20),
+                                             st.floats(0.01, 1.0, allow_nan=False)))
 
     def call(function, d):
         return attempt(function, HARDWARE[d["hardware"]], MODEL_SHAPES[d["shape"]], d["bytes"], d["utilization"])
     examples = {"OPT-13B on an A100 40 GB": dict(hardware="a100-40gb", shape="opt-13b", bytes=2, utilization=0.9),
+                "a utilization of 0.29 (not a whole percent in binary)": dict(
+                    hardware="h100-sxm", shape="llama-3.2-1b", bytes=2, utilization=0.29),
                 "weights larger than the share: below 0": dict(hardware="a100-40gb", shape="opt-13b", bytes=4,
                                                                 utilization=0.5)}
     return Space(inputs, call, examples, describe=lambda d: (

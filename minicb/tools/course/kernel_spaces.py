@@ -260,6 +260,9 @@ def combine_space() -> KernelSpace:
     examples = {f"float32, {s} ranges, some empty": dict(splits=s, tokens=5, heads=3, head_dim=16, spread=4.0,
                                                         offset=0.0, empty=0.3, dtype="float32",
                                                         layout="contiguous", seed=s) for s in (1, 3, 8)}
+    examples["float32, one range, some rows it never saw"] = dict(
+        splits=1, tokens=4, heads=2, head_dim=16, spread=1.0, offset=0.0, empty=0.5, dtype="float32",
+        layout="contiguous", seed=11)
     examples["float32, log-sum-exps near 100"] = dict(splits=3, tokens=2, heads=2, head_dim=16, spread=1.0,
                                                       offset=95.0, empty=0.0, dtype="float32", layout="contiguous",
                                                       seed=7)
@@ -278,7 +281,8 @@ def combine_case(d) -> Case:
     lse = randn(d["seed"] + 1, *shape, scale=d["spread"]) + d["offset"]
     empty = torch.rand(*shape, generator=torch.Generator().manual_seed(d["seed"] + 2)) < d["empty"]
     empty[:, 0] = d["empty"] > 0                          # token 0: no range saw a key
-    lse[empty], parts[empty] = float("-inf"), 0.0
+    # a range that saw no key says so in its lse alone: its parts may hold anything finite
+    lse[empty], parts[empty] = float("-inf"), 7.0
     if d["layout"] == "rows apart":
         parts = wider(parts, 5)
     elif d["layout"] == "tokens and heads swapped":             # in memory; each row's d stays contiguous

@@ -80,11 +80,12 @@ def static_batches_space() -> Space:
 
 def dynamic_window_space() -> Space:
     tick = st.integers(0, 40).map(lambda t: t / 64)           # seconds, exact in binary
-    inputs = st.builds(dict, arrivals=st.lists(tick, max_size=6), now=tick, size=st.integers(1, 5),
-                       wait_ms=st.integers(0, 40).map(lambda t: t * 1000 / 64), bucket=st.booleans())
+    inputs = st.builds(dict, arrivals=st.lists(tick, max_size=6), now=st.one_of(tick, st.just("at the edge")),
+                       size=st.integers(1, 5), wait_ms=st.integers(0, 40).map(lambda t: t * 1000 / 64),
+                       bucket=st.booleans())
 
     def call(function, d):
-        now = max([d["now"], *d["arrivals"]])
+        now = the_time(d)
         self = object.__new__(DynamicEngine)
         vars(self).update(waiting=deque(request(i, max_tokens=1 + i % 3, arrival=a)
                                         for i, a in enumerate(d["arrivals"])), clock=lambda: now,
@@ -99,11 +100,21 @@ def dynamic_window_space() -> Space:
                                                                 wait_ms=125.0, bucket=False),
                 "the oldest not first in the queue": dict(arrivals=[0.3125, 0.25], now=0.375, size=3,
                                                           wait_ms=125.0, bucket=False),
+                "a window of 15.625 ms, met exactly": dict(arrivals=[0.25], now=0.265625, size=3,
+                                                            wait_ms=15.625, bucket=False),
                 "a full batch at once": dict(arrivals=[0.25] * 4, now=0.25, size=3, wait_ms=125.0, bucket=False),
                 "nothing waiting": dict(arrivals=[], now=1.0, size=3, wait_ms=125.0, bucket=False)}
     return Space(inputs, call, examples, describe=lambda d: (
-        f"arrivals {d['arrivals']} s, now {max([d['now'], *d['arrivals']])} s, max_batch_size {d['size']}, "
+        f"arrivals {d['arrivals']} s, now {the_time(d)} s, max_batch_size {d['size']}, "
         f"max_wait_ms {d['wait_ms']}"))
+
+
+def the_time(d) -> float:
+    """Now: a drawn time no earlier than any arrival, or the moment the oldest
+    request has waited exactly the window."""
+    if d["now"] == "at the edge":
+        return min(d["arrivals"], default=0.0) + d["wait_ms"] / 1000
+    return max([d["now"], *d["arrivals"]])
 
 
 # ---------------------------------------------------------------- chapters 4 and 6: the scheduler

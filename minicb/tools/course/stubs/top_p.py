@@ -10,8 +10,8 @@ import torch
 def keep_top_p(probs: torch.Tensor, top_p: torch.Tensor) -> torch.Tensor:
     """probs [B, V] (each row sums to 1), top_p [B] in (0, 1]: zero every token
     outside each row's smallest set of most likely tokens whose probability
-    reaches top_p, and renormalize each row to sum to 1. Return a tensor of
-    probs' shape, dtype and device. Where tokens tie at the set's edge, which of
+    reaches top_p, and renormalize each row to sum to 1. Return a new tensor of
+    probs' shape, dtype and device; probs and top_p stay as they were. Where tokens tie at the set's edge, which of
     them stay is yours to choose: the set's size is what the contract fixes.
 
     Hints: sort each row in descending order; a token is dropped when the

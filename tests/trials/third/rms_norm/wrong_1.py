@@ -1,0 +1,40 @@
+"""Misconception: keep the normalised row in fp32 and let the weight multiply it there, rounding
+once at the end (more accurate). The contract rounds normalised to x's dtype first: fp16 x = randn(3, 64), no residual, puts some outputs 1 ulp off.
+"""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add_rms_norm_kernel(X, R, W, OUT, NEW_R, stride_x, stride_r, stride_o, stride_n,
+                         hidden, eps, HAS_RESIDUAL: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < hidden
+    h = tl.load(X + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+    if HAS_RESIDUAL:
+        h += tl.load(R + row * stride_r + cols, mask=mask, other=0.0).to(tl.float32)
+    h_rounded = h.to(NEW_R.dtype.element_ty)
+    tl.store(NEW_R + row * stride_n + cols, h_rounded, mask=mask)
+    h = h_rounded.to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=0) / hidden + eps)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    # weight times the fp32 normalised row; one rounding, at the store
+    tl.store(OUT + row * stride_o + cols, (w * (h * rstd)).to(OUT.dtype.element_ty), mask=mask)
+
+
+def add_rms_norm(x, residual, weight, eps):
+    """x, residual [rows, hidden] (residual may be None), weight [hidden] -> (out, new_residual)."""
+    if x.stride(-1) != 1 or (residual is not None and residual.stride(-1) != 1) or weight.stride(-1) != 1:
+        raise ValueError("add_rms_norm needs a contiguous last axis")
+    rows, hidden = x.shape
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    new_residual = torch.empty_like(x, memory_format=torch.contiguous_format)
+    block = triton.next_power_of_2(hidden)
+    r = x if residual is None else residual
+    _add_rms_norm_kernel[(rows,)](x, r, weight, out, new_residual,
+                                  x.stride(0), r.stride(0), out.stride(0), new_residual.stride(0),
+                                  hidden, eps, HAS_RESIDUAL=residual is not None, BLOCK=block,
+                                  num_warps=min(16, max(1, block // 512)))
+    return out, (x if residual is None else new_residual)
