@@ -107,7 +107,7 @@ def describe_attention(d) -> str:
 
 
 @triton.jit
-def _fold_blocks(Q, K, V, VISIBLE, ACC, L, num_blocks, scale, PRECISION: tl.constexpr,
+def _fold_blocks(Q, K, V, VISIBLE, ACC, L, LSE, num_blocks, scale, PRECISION: tl.constexpr,
                  M: tl.constexpr, N: tl.constexpr, D: tl.constexpr):
     """attend_block alone: a tile of M rows folds num_blocks blocks of N keys, as the
     kernels do, and leaves its running sum and output as they are."""
@@ -124,15 +124,20 @@ def _fold_blocks(Q, K, V, VISIBLE, ACC, L, num_blocks, scale, PRECISION: tl.cons
         m_i, l_i, acc = tile.attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION)
     tl.store(ACC + rows[:, None] * D + dims[None, :], acc)
     tl.store(L + rows, l_i)
+    tl.store(LSE + rows, m_i + tl.log(l_i))          # as split-KV reads it
 
 
 def folded_blocks(q, k, v, visible, scale):
-    """(acc / l_i where a row saw a key, else acc; l_i) after _fold_blocks."""
+    """(acc / l_i where a row saw a key, else acc; l_i; m_i + log(l_i) where a row saw
+    a key, else 0) after _fold_blocks."""
     acc, l_i = torch.empty(q.shape, dtype=torch.float32), torch.empty(q.shape[0], dtype=torch.float32)
+    lse = torch.empty(q.shape[0], dtype=torch.float32)
     precision = "ieee" if q.dtype == torch.float32 else "tf32"
-    _fold_blocks[(1,)](q, k, v, visible.to(torch.int8), acc, l_i, visible.shape[1] // 16, scale,
+    _fold_blocks[(1,)](q, k, v, visible.to(torch.int8), acc, l_i, lse, visible.shape[1] // 16, scale,
                        PRECISION=precision, M=16, N=16, D=16)
-    return torch.where(l_i[:, None] > 0, acc / l_i.clamp(min=1e-30)[:, None], acc), l_i
+    seen = l_i > 0
+    return (torch.where(seen[:, None], acc / l_i.clamp(min=1e-30)[:, None], acc), l_i,
+            torch.where(seen, lse, torch.zeros_like(lse)))
 
 
 def naive_blocks(q, k, v, visible, scale):
@@ -142,8 +147,10 @@ def naive_blocks(q, k, v, visible, scale):
     probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     seen = visible.any(-1)
     out = probs @ v.float()
-    # a row that saw keys: its l_i only needs to be > 0 (it is scaled by the running max)
-    return out, torch.where(seen, torch.ones(len(seen)), torch.zeros(len(seen)))
+    # a row that saw keys: its l_i only needs to be > 0 (it is scaled by the running max);
+    # its log-sum-exp is the scores'
+    lse = torch.where(seen, torch.logsumexp(scores, -1), torch.zeros(len(seen)))
+    return out, torch.where(seen, torch.ones(len(seen)), torch.zeros(len(seen))), lse
 
 
 def blocks_case(d) -> Case:

@@ -16,8 +16,8 @@ import triton.language as tl
 def combine_splits(parts, lse, dtype):
     """parts [splits, N, H, d] (fp32): each range's softmax-weighted V over its
     own keys; lse [splits, N, H] (fp32): the log of each range's softmax
-    denominator, -inf where the range held no key (its parts there may hold
-    anything: only its weight of 0 makes them count for nothing). Return [N, H, d] in
+    denominator, -inf where the range held no key (its parts there may hold any
+    finite values: its weight of 0 makes them count for nothing). Return [N, H, d] in
     ``dtype``: the attention over every range's keys together; a row that no
     range saw becomes 0. Raise ValueError if lse's shape does not match parts'.
     An input whose last axis is not contiguous: compute it right, or raise ValueError.

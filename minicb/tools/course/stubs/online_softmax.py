@@ -18,7 +18,10 @@ def attend_block(q, k, v, visible, m_i, l_i, acc, scale, PRECISION: tl.constexpr
     after the last block, acc / l_i must equal softmax(q k^T * scale) @ v over
     every visible key, and a row that has seen no visible key must end with
     l_i == 0 and acc == 0 (never nan). A row starts at m_i = -inf, l_i = 0,
-    acc = 0. Return the new (m_i, l_i, acc).
+    acc = 0. Return the new (m_i, l_i, acc). Split-KV reads m_i + log(l_i) as
+    the log of the row's softmax denominator (its log-sum-exp of the scores), so
+    keep m_i and l_i in natural units: m_i the largest visible score so far (or
+    any shift that keeps the exponents finite), l_i the sum of exp(score - m_i).
 
     Use ``tl.dot(a, b, input_precision=PRECISION)`` for matrix products.
     """

@@ -1,0 +1,23 @@
+"""Misconception: a preempted request goes back in the queue like any newcomer, at the tail
+(first come, first served), rather than at the head. Alone in the queue it makes no difference;
+with requests waiting, running [A, B], waiting [C]: preempt(B) leaves waiting [C, B], not [B, C]."""
+
+
+def preempt(self, request):
+    """Preempt ``request`` by recomputation. Afterwards:
+
+    - it no longer runs, and holds no KV memory: ``self.kv.free(request)`` gives
+      its blocks back to the free list;
+    - none of its tokens counts as computed, though every token it has is kept:
+      when it is admitted again, prompt and output are recomputed together;
+    - it is the next request to be admitted;
+    - the preemption is counted on the request and on the scheduler, and the
+      scheduler knows one happened in this step (``self.preempted``).
+    """
+    self.running.remove(request)
+    self.kv.free(request)
+    request.num_computed_tokens = 0
+    self.waiting.append(request)
+    request.num_preemptions += 1
+    self.num_preemptions += 1
+    self.preempted = True

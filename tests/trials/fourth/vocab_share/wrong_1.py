@@ -1,0 +1,25 @@
+"""Misconception: only the end needs clamping to the vocabulary; a rank past it keeps
+start = rank x share (beyond vocab, with end < start). The rows come out right (all zeros)
+and the embedding masks nothing in, but vocab=5, n=4, rank=3 gives (6, 5) instead of (5, 5)."""
+import torch
+from torch import nn
+
+
+def vocab_share(weight, rank: int, n: int):
+    """weight [vocab, hidden]. Return (start, end, rows): this rank's token ids
+    are start <= id < end, and rows [share, hidden] holds their rows of weight,
+    where share = ceil(vocab / n) for every rank; rows past end - start are zeros.
+    Ranks take consecutive ranges in rank order; a rank past the vocabulary's
+    end has start == end == vocab. Return rows as a frozen nn.Parameter
+    (requires_grad=False) in weight's dtype, holding memory of its own: not a
+    view into weight, so that a rank keeps only its share once the whole table
+    is dropped.
+    """
+    vocab, hidden = weight.shape
+    share = -(-vocab // n)
+    start = rank * share
+    end = min(start + share, vocab)
+    rows = torch.zeros(share, hidden, dtype=weight.dtype, device=weight.device)
+    if end > start:
+        rows[:end - start] = weight[start:end]
+    return start, end, nn.Parameter(rows, requires_grad=False)
