@@ -101,7 +101,12 @@ def left_padding_space() -> Space:
     inputs = st.lists(st.lists(token, min_size=1, max_size=9), min_size=1, max_size=5)
 
     def call(function, token_lists):
-        return observe(lambda: function(token_lists), dict(token_lists=token_lists))
+        seen = observe(lambda: function(token_lists), dict(token_lists=token_lists))
+        if seen.raised is None and isinstance(seen.returned, tuple) and seen.returned:
+            rows = [row for part in seen.returned for row in (part if isinstance(part, list) else [])]
+            seen.state = {"rows returned that are the caller's own lists":
+                          sum(any(row is mine for mine in token_lists) for row in rows)}
+        return seen
     examples = {"one long, one short": [[5, 6, 7], [8]], "equal lengths": [[1, 2], [3, 4]],
                 "three rows": [[4, 4, 4, 4], [9, 9], [7]], "one row": [[3, 1, 4]],
                 "a prompt that starts with token 0": [[0, 5, 6], [7]]}

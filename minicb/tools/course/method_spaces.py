@@ -210,7 +210,10 @@ def admission_trigger_space() -> Space:
 
 # ---------------------------------------------------------------- chapter 4: first fit
 def first_fit_space() -> Space:
-    inputs = st.builds(dict, holes=st.lists(st.integers(1, 12), max_size=6), size=st.integers(1, 14))
+    """Several requests in turn, asking one manager: an answer may not depend on the
+    calls before it."""
+    inputs = st.builds(dict, holes=st.lists(st.integers(1, 12), max_size=6),
+                       sizes=st.lists(st.integers(1, 14), min_size=1, max_size=4))
 
     def call(function, d):
         kv = SlotManager(capacity=200, max_model_len=64)
@@ -219,11 +222,19 @@ def first_fit_space() -> Space:
             holes.append(range(start, start + length))
             start += length + 3                  # a slot between each two holes
         kv.holes = holes
-        kv.slot_size = lambda r: d["size"]
-        return observe(lambda: function(kv, request(0)), dict(holes=kv.holes))
-    examples = {"a hole exactly the slot's size": dict(holes=[3, 5, 8], size=5),
-                "no hole fits": dict(holes=[2, 3], size=4), "no holes": dict(holes=[], size=1)}
-    return Space(inputs, call, examples, describe=lambda d: f"holes of {d['holes']} rows, a slot of {d['size']}")
+        answers = []
+        for size in d["sizes"]:
+            kv.slot_size = lambda r, size=size: size
+            seen = observe(lambda: function(kv, request(0)), dict(holes=kv.holes))
+            if seen.raised or seen.arguments:
+                return seen
+            answers.append(seen.returned)
+        return Observed(returned=answers)
+    examples = {"a hole exactly the slot's size": dict(holes=[3, 5, 8], sizes=[5]),
+                "no hole fits": dict(holes=[2, 3], sizes=[4]), "no holes": dict(holes=[], sizes=[1]),
+                "a large slot, then a small one": dict(holes=[4, 8], sizes=[8, 4])}
+    return Space(inputs, call, examples, describe=lambda d: (
+        f"holes of {d['holes']} rows, slots of {d['sizes']} asked for in turn (each answer compared)"))
 
 
 # ---------------------------------------------------------------- chapter 5: blocks

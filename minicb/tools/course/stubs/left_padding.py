@@ -14,6 +14,9 @@ def left_padded(token_lists: list[list[int]]):
       first real token is at 0); padding columns get position 0;
     - pad_lens [B]: how many padding columns each row has.
 
+    Every list returned is new: the caller's lists (a request's own tokens, which
+    it keeps appending to) are neither changed nor handed back.
+
     Example: [[5, 6, 7], [8]] gives ids [[5, 6, 7], [0, 0, 8]], positions
     [[0, 1, 2], [0, 0, 0]] and pad_lens [0, 2].
     """

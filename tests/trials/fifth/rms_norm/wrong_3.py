@@ -1,0 +1,43 @@
+"""Misconception: checking that the last axis is contiguous is enough, so row i starts at
+i * hidden; the row stride is never passed. Wrong for x (or residual) whose rows are
+strided, e.g. x = qkv[:, :hidden] of a wider tensor: rows after the first read wrong data."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _kernel(X, RES, W, OUT, NEW_RES, hidden, eps, sx, sr, so, sn,
+            HAS_RES: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    inside = cols < hidden
+    total = tl.load(X + row * sx + cols, mask=inside, other=0.0).to(tl.float32)
+    if HAS_RES:
+        total += tl.load(RES + row * sr + cols, mask=inside, other=0.0).to(tl.float32)
+    summed = total.to(NEW_RES.dtype.element_ty)
+    tl.store(NEW_RES + row * sn + cols, summed, mask=inside)
+    v = summed.to(tl.float32)
+    rms = tl.rsqrt(tl.sum(v * v, axis=0) / hidden + eps)
+    normed = (v * rms).to(NEW_RES.dtype.element_ty).to(tl.float32)
+    w = tl.load(W + cols, mask=inside, other=0.0).to(tl.float32)
+    tl.store(OUT + row * so + cols, (w * normed).to(OUT.dtype.element_ty), mask=inside)
+
+
+def add_rms_norm(x, residual, weight, eps):
+    """(out, new_residual): see the stub's contract."""
+    if x.stride(-1) != 1 or (residual is not None and residual.stride(-1) != 1) or weight.stride(-1) != 1:
+        raise ValueError("the last axis must be contiguous")     # (and so, it assumes, the rows)
+    rows, hidden = x.shape
+    new_residual = torch.empty_like(x, memory_format=torch.contiguous_format)
+    out = torch.empty((rows, hidden), dtype=torch.result_type(weight, x), device=x.device)
+    if rows == 0:
+        return out, new_residual
+    res = x if residual is None else residual
+    block = triton.next_power_of_2(hidden)
+    # rows follow one another: row i starts at i * hidden
+    _kernel[(rows,)](x, res, weight, out, new_residual, hidden, eps,
+                     hidden, hidden, hidden, hidden,
+                     HAS_RES=residual is not None, BLOCK=block,
+                     num_warps=min(16, max(1, block // 256)))
+    return out, new_residual
