@@ -23,6 +23,10 @@ RECLASSIFIED = {
 }
 
 
+def exercise_of(path: Path):
+    return EXERCISES[path.parent.name]
+
+
 def expected_to_pass(path: Path) -> bool:
     name = f"{path.parts[-3]}/{path.parent.name}/{path.stem}"
     return RECLASSIFIED.get(name, (path.stem == "right",))[0]

@@ -214,8 +214,8 @@ def admission_open_never_resetting(self):
      r"\(\[\[5, 6, 7\], \[8, 0, 0\]\], "),
     ("static_batches", next_batch_unsorted, r"static_batches \(ties in max_tokens, bucketed\): yours gives "
      r"\['0', '1'\]; the engine's own code gives \['1', '3'\]"),
-    ("first_fit", last_fit, r"first_fit \(a hole exactly the slot's size\): yours gives 2; the engine's own "
-     r"code gives 1"),
+    ("first_fit", last_fit, r"first_fit \(a hole exactly the slot's size\): yours gives \[2\]; the engine's "
+     r"own code gives \[1\]"),
     ("preemption", preempt_to_the_back, r"preemption \(the newest of three\): afterwards self.waiting is "
      r"\['w0', 'w1', 'r2'\]; the engine's own code leaves \['r2', 'w0', 'w1'\]"),
     ("preemption", preempt_unmarked, r"preemption \(the newest of three\): afterwards self.preempted is "
