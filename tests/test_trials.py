@@ -15,6 +15,9 @@ ANSWERS = sorted(TRIALS.glob("*/*/*.py"))
 RECLASSIFIED = {
     "first/percentiles/right": (False, "a nan among the values sorts anywhere, and the percentiles "
                                        "come out numbers; numpy's (the contract's) are nan"),
+    "third/online_softmax/right": (False, "it keeps m_i in base 2: its outputs are right, but the "
+                                         "log-sum-exp split-KV reads from m_i and l_i is not (the "
+                                         "fourth trial found this; the stub now says so)"),
     "fourth/combine_splits/wrong_1": (True, "it trusts a weight of 0 to cancel an empty range's parts, "
                                            "which the contract now says are finite, as the engine's "
                                            "split kernel writes them"),
