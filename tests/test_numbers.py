@@ -4,7 +4,8 @@ source, fails here."""
 import pytest
 
 from minicb.tools.book import numbers
-from minicb.tools.book.numbers import BOOK_FILES, differences, misplaced, rendered, unknown_citations, unsourced
+from minicb.tools.book.numbers import (BOOK_FILES, differences, malformed, misplaced, rendered, unknown_citations,
+                                      unsourced)
 from minicb.tools.report.scale import project_root
 
 RATIO = 'median_ratio_to_static["1536"]["paged"]'
@@ -14,6 +15,7 @@ RATIO = 'median_ratio_to_static["1536"]["paged"]'
 def test_every_marked_number_is_what_its_sidecar_gives(name):
     text = (project_root() / name).read_text()
     assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
+    assert malformed(text) == []
 
 
 @pytest.mark.parametrize("name", BOOK_FILES)
@@ -145,3 +147,17 @@ def test_an_output_block_is_filled_from_its_file_and_the_next_block_is_left_alon
     assert differences(rendered(text)) == []
     assert differences(text.replace("```\n```", "```\nsomething else\n```")) == [
         "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m minicb.tools.book.numbers render copies it)"]
+
+
+def test_a_marker_split_over_lines_is_read_and_checked():
+    """A marker whose source starts on the next line is still a marker: its number is checked."""
+    text = f"the median TPOT was <!--m\ngpu/07_throughput_vs_spread .2f {RATIO}-->4.90<!--/m--> ms"
+    assert differences(text) == ["line 1: wrote '4.90', figures/gpu/07_throughput_vs_spread.json gives '4.89'"]
+    assert malformed(text) == []
+
+
+def test_a_marker_that_is_not_whole_is_an_error():
+    assert malformed("it ran <!--m gpu/07_throughput_vs_spread .2f x-->4.9 times") == [
+        "line 1: '<!--m' belongs to no whole marker (<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)"]
+    assert malformed("it ran 4.9<!--/m--> times") == [
+        "line 1: '<!--/m-->' belongs to no whole marker (<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)"]

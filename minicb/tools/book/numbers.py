@@ -34,7 +34,7 @@ from ...llm import LLM
 from ..report.scale import project_root
 from ..bench.workload import preset_workload, synthetic_workload
 
-MARKED = re.compile(r"<!--m (?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
+MARKED = re.compile(r"<!--m\s+(?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
 # Its body never runs past its own closing fence, empty or not.
 OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>(?:(?!```).)*?)\n?```", re.S)
@@ -192,6 +192,17 @@ def differences(text: str) -> list[str]:
     return found
 
 
+def malformed(text: str) -> list[str]:
+    """Marker pieces that no whole marker holds: an opening with no close, a close with
+    no opening, a number's name or source with no value between (a checker that cannot
+    read a marker would let its number through unchecked)."""
+    whole = [(m.start(), m.end()) for m in MARKED.finditer(text)]
+    inside = lambda at: any(start <= at < end for start, end in whole)  # noqa: E731
+    pieces = [(m.start(), m.group(0).strip()) for m in re.finditer(r"<!--m(?=\s)|<!--/m-->", text)]
+    return [f"line {line_of(text, at)}: {piece!r} belongs to no whole marker "
+            f"(<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)" for at, piece in pieces if not inside(at)]
+
+
 def misplaced(text: str) -> list[str]:
     """Markers that begin a line: markdown would take such a line for a block of
     HTML, and the paragraph around it would break. A word goes before it."""
@@ -255,7 +266,7 @@ def main(argv=None):
                     print(f"{name}: rendered")
             else:
                 problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
-                             + unknown_citations(text)]
+                             + malformed(text) + unknown_citations(text)]
         except ValueError as error:
             problems.append(f"{name}: {error}")
     for problem in problems:
