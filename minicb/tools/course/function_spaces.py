@@ -116,16 +116,19 @@ def left_padding_space() -> Space:
 # ---------------------------------------------------------------- chapter 3
 def tpot_space() -> Space:
     times = st.integers(0, 4096).map(lambda t: t / 64)
-    inputs = st.builds(dict, tokens=st.integers(1, 300), first=times, later=times)
+    inputs = st.builds(dict, tokens=st.integers(0, 300), first=times, later=times)
 
     def call(function, d):
-        metrics = RequestMetrics(0.0, 0.0, d["first"], d["first"] + d["later"], 3, d["tokens"])
+        first = d["first"] if d["tokens"] else None      # no token: it never had a first one
+        metrics = RequestMetrics(0.0, 0.0, first, d["first"] + d["later"], 3, d["tokens"])
         return observe(lambda: function(metrics), dict(metrics=metrics))
-    examples = {"one token": dict(tokens=1, first=0.5, later=0.0),
+    examples = {"no token at all (failed before its first)": dict(tokens=0, first=0.5, later=0.25),
+                "one token": dict(tokens=1, first=0.5, later=0.0),
                 "two tokens": dict(tokens=2, first=0.5, later=0.25),
                 "five tokens": dict(tokens=5, first=0.5, later=1.0)}
     return Space(inputs, call, examples, describe=lambda d: (
-        f"{d['tokens']} output tokens, the first at {d['first']} s, the last at {d['first'] + d['later']} s"))
+        f"{d['tokens']} output tokens, the first at {d['first'] if d['tokens'] else None} s, finished at "
+        f"{d['first'] + d['later']} s"))
 
 
 # ---------------------------------------------------------------- chapter 7

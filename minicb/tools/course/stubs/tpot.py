@@ -8,7 +8,8 @@ each later token costs. Check: ``python -m minicb check tpot``.
 def tpot(self) -> float:
     """Seconds per output token after the first, for a finished request's
     metrics ``self`` (timestamps in seconds: ``self.first_token_time``,
-    ``self.finish_time``; ``self.num_output_tokens``). A one-token answer has no
-    later tokens: its TPOT is 0.
+    ``self.finish_time``; ``self.num_output_tokens``). A request with no later
+    tokens has a TPOT of 0: a one-token answer, and one that ended with none at all
+    (it failed or was aborted before its first token, so its first_token_time is None).
     """
     raise NotImplementedError

@@ -1,0 +1,22 @@
+"""Misconception: the interval's count restarts whenever the interval is up, even when
+the ratio then keeps admission closed, so a ratio miss costs a whole new interval:
+interval 4, ratio 1, 2 running, waiting reaches 2 at step 6 -> opens at step 8, not 6.
+"""
+
+
+def admission_open(self) -> bool:
+    """Called once before each step's admission: may requests be admitted
+    now? Always when nothing runs. Otherwise only once
+    ``self.config.schedule_interval`` steps have passed since admission was last
+    open, and only if at least ``self.config.waiting_served_ratio`` requests wait
+    for each one running. Keep the count of steps in
+    ``self.steps_since_admission``.
+    """
+    self.steps_since_admission += 1
+    if not self.running:
+        self.steps_since_admission = 0
+        return True
+    if self.steps_since_admission < self.config.schedule_interval:
+        return False
+    self.steps_since_admission = 0                 # the interval is up: start the next one
+    return len(self.waiting) >= self.config.waiting_served_ratio * len(self.running)

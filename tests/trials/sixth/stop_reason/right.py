@@ -1,0 +1,13 @@
+"""Right, written as a table: each reason is paired with a lazily evaluated test, in the
+contract's order, and the first reason whose test holds is returned (no if-chain)."""
+
+
+def stop_reason(request, token: int) -> str | None:
+    """Why ``token`` (just appended) ends the request, or None if it does not."""
+    params = request.params
+    rules = (
+        ("stop", lambda: token in set(params.stop_token_ids)),
+        ("eos", lambda: not params.ignore_eos and token in set(request.eos_token_ids)),
+        ("length", lambda: len(request.output_token_ids) >= params.max_tokens),
+    )
+    return next((reason for reason, holds in rules if holds()), None)
