@@ -122,10 +122,10 @@ def tpot_space() -> Space:
         first = d["first"] if d["tokens"] else None      # no token: it never had a first one
         metrics = RequestMetrics(0.0, 0.0, first, d["first"] + d["later"], 3, d["tokens"])
         return observe(lambda: function(metrics), dict(metrics=metrics))
-    examples = {"no token at all (failed before its first)": dict(tokens=0, first=0.5, later=0.25),
-                "one token": dict(tokens=1, first=0.5, later=0.0),
+    examples = {"one token": dict(tokens=1, first=0.5, later=0.0),
                 "two tokens": dict(tokens=2, first=0.5, later=0.25),
-                "five tokens": dict(tokens=5, first=0.5, later=1.0)}
+                "five tokens": dict(tokens=5, first=0.5, later=1.0),
+                "no token at all (failed before its first)": dict(tokens=0, first=0.5, later=0.25)}
     return Space(inputs, call, examples, describe=lambda d: (
         f"{d['tokens']} output tokens, the first at {d['first'] if d['tokens'] else None} s, finished at "
         f"{d['first'] + d['later']} s"))
