@@ -1,7 +1,6 @@
 """Command line: ``python -m minicb generate|chat|demo|serve|bench|check ...``."""
 import argparse
 import os
-import re
 import sys
 
 import uvicorn
@@ -14,9 +13,9 @@ from .tools.bench.serving import main as bench_serve_main
 from .tools.course.demo import main as demo_main
 from .tools.course.exercises import TIME_LIMIT
 from .tools.course.progress import main as check_main
-from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, add_engine_options,
-                      engine_options)
-from .tools.serve.door import MAX_REQUEST_BYTES, check_address, is_loopback
+from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, Parser, add_engine_options, as_flags,
+                                  engine_options)
+from .tools.serve.door import MAX_REQUEST_BYTES, check_address, check_api_key, is_loopback
 from .tools.serve.protocol import chat_prompt
 from .tools.serve.server import make_app
 from .tools.bench.workload import PRESETS
@@ -32,24 +31,6 @@ def main(argv=None):
         return run_command(args)
     except (ValueError, FileNotFoundError, ModuleNotFoundError) as error:   # bad input: a message, not a traceback
         parser.exit(2, f"minicb {args.command}: error: {as_flags(str(error), args)}\n")
-
-
-class Parser(argparse.ArgumentParser):
-    """A mistake in the arguments gets one line and a pointer to --help, not the
-    whole usage above it."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n({self.prog} --help lists every option)\n")
-
-
-def as_flags(message: str, args) -> str:
-    """An option's name as the flag the user typed: max_tokens -> --max-tokens."""
-    for name in vars(args):
-        if "_" in name:
-            message = re.sub(rf"(?<![-\w]){name}\b", "--" + name.replace("_", "-"), message)
-    return message
-
-
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,7 +150,11 @@ def serve(args):
     if args.max_request_bytes < 1:
         raise ValueError(f"--max-request-bytes must be >= 1, got {args.max_request_bytes}")
     check_address(args.host, args.port)
-    api_key = args.api_key or os.environ.get("MINICB_API_KEY") or None
+    api_key, source = args.api_key, "--api-key"
+    if api_key is None:                  # an empty flag is a mistake, not "no key"
+        api_key, source = os.environ.get("MINICB_API_KEY"), "MINICB_API_KEY"
+    if api_key is not None:
+        check_api_key(api_key, source)
     if api_key is None and not is_loopback(args.host):
         print(f"minicb serve: warning: listening on {args.host} with no --api-key: anyone who "
               "can reach this port may use the model", file=sys.stderr)
@@ -215,28 +200,29 @@ def chat(args):
     try:
         while (line := read_line("> ")):
             turn = {"role": "user", "content": line}
-            answer = try_answer(engine, messages + [turn], params)
-            if isinstance(answer, ValueError) and len(messages) > len(first):
-                print("[the conversation outgrew max_model_len; starting a new one]",
-                      flush=True)
-                messages = list(first)
-                answer = try_answer(engine, messages + [turn], params)
-            # this message alone cannot be served
-            if isinstance(answer, ValueError):
-                print(f"[{answer}]", flush=True)
-                continue
+            conversation = messages + [turn]
+            if (why := refusal(engine, conversation, params)) is not None:
+                if len(messages) > len(first):
+                    why = refusal(engine, first + [turn], params)
+                if why is not None:     # the line itself cannot be served: keep the conversation
+                    print(f"[{why}]", flush=True)
+                    continue
+                print("[the conversation outgrew max_model_len; starting a new one]", flush=True)
+                messages, conversation = list(first), first + [turn]
+            answer = stream_answer(engine, chat_prompt(engine.tokenizer, conversation), params)
             messages += [turn, {"role": "assistant", "content": answer}]
     except KeyboardInterrupt:  # Ctrl-C ends the chat, not with a traceback
         print(flush=True)
 
 
-def try_answer(engine, messages, params):
-    """The answer, streamed, or the ValueError that refused the prompt (e.g. too
-    long)."""
+def refusal(engine, messages, params) -> ValueError | None:
+    """Why the engine would refuse this conversation as a prompt (too long, a
+    character the tokenizer cannot take), or None; nothing is queued."""
     try:
-        return stream_answer(engine, chat_prompt(engine.tokenizer, messages), params)
+        engine.make_request(chat_prompt(engine.tokenizer, messages), params)
     except ValueError as error:
         return error
+    return None
 
 
 def stream_answer(engine, prompt, params) -> str:

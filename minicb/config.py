@@ -2,8 +2,6 @@
 import ast
 import dataclasses
 import inspect
-import math
-import numbers
 import os
 import typing
 from dataclasses import dataclass
@@ -11,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from .costmodel import Hardware
-from .sampling import as_integer, is_real, short
+from .sampling import as_kind, short
 
 # The stages' names, in the book's order (minicb.stages.STAGES maps each to its engine).
 ENGINES = ("single", "static", "dynamic", "continuous", "paged")
@@ -22,6 +20,28 @@ KV_RESERVATIONS = ("max", "pow2", "oracle")
 DTYPES = ("float32", "float16", "bfloat16")
 COUNTS = ("max_model_len", "max_batch_size", "max_num_seqs", "max_num_batched_tokens",
           "schedule_interval", "block_size", "num_blocks", "tensor_parallel_size", "num_threads")
+
+
+def checked_device(device) -> str:
+    """The device as a string minicb runs on: "cpu", or "cuda" / "cuda:N" for a GPU
+    this machine has. torch names many more (mps, xpu, meta, ...), which would get
+    as far as loading the weights and fail there; "cpu:N" is "cpu" (torch gives a
+    CPU's index no meaning)."""
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device {device!r} is not a device: use 'cpu' or 'cuda'") from None
+    if parsed.type == "cpu":
+        return "cpu"
+    if parsed.type != "cuda":
+        raise ValueError(f"device {device!r}: minicb runs on 'cpu' or 'cuda', not {parsed.type!r}")
+    if not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: CUDA is not available here (torch {torch.__version__}); "
+                         f"use device 'cpu'")
+    if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} GPU(s), "
+                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    return str(parsed)
 
 
 # ANCHOR: engine_config
@@ -145,9 +165,7 @@ class EngineConfig:
             self.device = "cpu"              # the step's bookkeeping; no model runs
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        elif str(self.device).startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device {self.device!r}: CUDA is not available here (torch {torch.__version__}); "
-                             f"use device 'cpu'")
+        self.device = checked_device(self.device)
         if self.attention_backend is None:
             self.attention_backend = "triton" if str(self.device).startswith("cuda") else "sdpa"
         if self.attention_backend not in ATTENTION_BACKENDS:
@@ -223,6 +241,9 @@ class EngineConfig:
         for name in ("max_num_batched_tokens", "kv_cache_memory_bytes", "num_threads"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {short(getattr(self, name))}")
+        if self.num_threads is not None and self.num_threads > os.cpu_count():
+            raise ValueError(f"num_threads must be at most the {os.cpu_count()} CPUs of this machine, "
+                             f"got {short(self.num_threads)}")
         if not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {short(self.seed)}")
         for name in COUNTS:       # they size int32 tensors (slots, blocks, positions)
@@ -289,28 +310,6 @@ class EngineConfig:
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least "
                              f"max_num_seqs {self.max_num_seqs}: every running request decodes a token per step")
-
-
-def as_kind(value, kind):
-    """value as an instance of kind, or None if it is not one."""
-    if kind is bool:
-        return bool(value) if type(value).__name__ in ("bool", "bool_") else None
-    if kind is int:
-        return as_integer(value)
-    if kind is float:
-        real = isinstance(value, numbers.Real) and as_kind(value, bool) is None
-        return float(value) if real and is_real(float_or_inf(value)) else None
-    if kind is type(None):
-        return None
-    return value if isinstance(value, kind) else None
-
-
-def float_or_inf(value) -> float:
-    """float(value), or inf for an integer too large to be a float (10**400)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 def kind_name(kind) -> str:

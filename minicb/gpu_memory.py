@@ -11,6 +11,7 @@ Every query goes through ``CUDA``, one object, so that the tests can put a
 fake GPU in its place on a machine without one.
 """
 import gc
+import os
 
 import torch
 
@@ -46,6 +47,31 @@ class CudaMemory:
 
 
 CUDA = CudaMemory()
+
+
+def check_fits(nbytes: int, device: torch.device, what: str):
+    """Refuse, before allocating, a tensor larger than the memory it would live in:
+    else the allocator's own error escapes as a traceback, or, on a CPU, a zeroed
+    tensor larger than what is free is granted and the OOM killer comes later."""
+    available = free_bytes(device)
+    if nbytes > available:
+        raise ValueError(f"{what} would take {gib(nbytes)}, more than the {gib(available)} free on "
+                         f"{device}: lower num_blocks or kv_cache_memory_bytes")
+
+
+def free_bytes(device: torch.device) -> int:
+    """Memory free for a new tensor: on a GPU, what CUDA has free plus what this
+    process has cached; on a CPU, what Linux calls available (where there is no
+    /proc/meminfo, all of the physical memory)."""
+    if CUDA.is_gpu(device):
+        _, free = CUDA.total_and_free(device)
+        return free + CUDA.reserved(device) - CUDA.allocated(device)
+    try:
+        with open("/proc/meminfo") as meminfo:
+            fields = dict(line.split(":", 1) for line in meminfo)
+        return int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 # ANCHOR: kv_cache_bytes

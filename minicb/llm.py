@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import difflib
 import operator
+import os
 import traceback
 
 import torch
@@ -43,6 +44,8 @@ class LLMEngine:
         # transformers takes seconds to import: only an engine with a tokenizer waits for it.
         from transformers import AutoTokenizer
 
+        if not isinstance(model, (str, os.PathLike)):
+            raise ValueError(f"model must be a checkpoint folder or a built-in model's name, got {short(model)}")
         self.config = EngineConfig(engine=engine, **known_options(options))
         if not str(self.config.device).startswith("cuda"):
             torch.set_num_threads(self.config.num_threads)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .gpu_memory import check_fits
 from .layer_ops import JoinedLinear, Separate, layer_ops
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
@@ -268,6 +269,8 @@ class Decoder(nn.Module):
         cfg = self.config
         shape = (cfg.num_hidden_layers, *leading, cfg.num_key_value_heads, cfg.head_dim)
         weight = self.embed_tokens.weight
+        check_fits(2 * math.prod(shape) * weight.element_size(), weight.device,
+                   f"a KV cache of {' x '.join(map(str, leading))} token rows")
         return weight.new_zeros(shape), weight.new_zeros(shape)
 
     @torch.inference_mode()

@@ -2,6 +2,7 @@
 and the Sampler that reads them, shared by every stage."""
 import dataclasses
 import math
+import numbers
 import operator
 from dataclasses import dataclass, field
 
@@ -44,6 +45,28 @@ def is_real(x) -> bool:
         return False
 
 
+def as_kind(value, kind):
+    """value as an instance of kind, or None if it is not one."""
+    if kind is bool:
+        return bool(value) if type(value).__name__ in ("bool", "bool_") else None
+    if kind is int:
+        return as_integer(value)
+    if kind is float:
+        real = isinstance(value, numbers.Real) and as_kind(value, bool) is None
+        return float(value) if real and is_real(float_or_inf(value)) else None
+    if kind is type(None):
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def float_or_inf(value) -> float:
+    """float(value), or inf for an integer too large to be a float (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 # ANCHOR: sampling_params
 @dataclass
 class SamplingParams:
@@ -66,6 +89,7 @@ class SamplingParams:
     ignore_eos: bool = False
 
     def __post_init__(self):
+        self.take_numpy_scalars()
         if not is_int(self.max_tokens) or self.max_tokens < 1:
             raise ValueError(f"max_tokens must be an integer >= 1, got {short(self.max_tokens)}")
         if not is_real(self.temperature) or self.temperature < 0:
@@ -81,6 +105,15 @@ class SamplingParams:
         self.stop_token_ids = [self.check_token_id(t) for t in self.stop_token_ids]
         if not isinstance(self.ignore_eos, bool):
             raise ValueError(f"ignore_eos must be True or False, got {short(self.ignore_eos)}")
+
+    def take_numpy_scalars(self):
+        """numpy's and torch's numbers as Python's (np.int64(8) is a max_tokens of 8),
+        as EngineConfig takes them; anything else is left for the checks to refuse."""
+        for name, kind in (("max_tokens", int), ("temperature", float), ("top_k", int), ("top_p", float),
+                           ("seed", int), ("ignore_eos", bool)):
+            value = as_kind(getattr(self, name), kind)
+            if value is not None:
+                setattr(self, name, value)
 
     @staticmethod
     def check_token_id(token) -> int:

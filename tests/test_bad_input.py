@@ -49,8 +49,18 @@ def test_bad_request_is_named_and_the_llm_keeps_serving(llm, expected, prompts, 
     (dict(kv_reservation="exact"), "unknown kv_reservation 'exact'; choose one of"),
     (dict(num_threads=0), "num_threads must be an integer >= 1, got 0"),
     (dict(num_threads=True), "num_threads must be an integer or None, got True"),
+    (dict(num_threads=10**6), r"num_threads must be at most the \d+ CPUs of this machine, got 1000000"),
+    (dict(device="foo"), "device 'foo' is not a device: use 'cpu' or 'cuda'"),
+    (dict(device="mps"), "device 'mps': minicb runs on 'cpu' or 'cuda', not 'mps'"),
+    (dict(device="xpu"), "device 'xpu': minicb runs on 'cpu' or 'cuda', not 'xpu'"),
+    (dict(device="meta"), "device 'meta': minicb runs on 'cpu' or 'cuda', not 'meta'"),
+    (dict(engine="paged", num_blocks=2**31 - 1), r"a KV cache of \d+ token rows would take .* GiB, more than the "
+                                                  r".* GiB free on cpu: lower num_blocks or kv_cache_memory_bytes"),
+    (dict(engine="continuous", kv_cache_memory_bytes=2**62), r"a KV cache of \d+ token rows would take"),
+    (dict(engine="paged", kv_cache_memory_bytes=2**62), r"a KV cache of \d+ token rows would take"),
 ] + ([] if torch.cuda.is_available() else [
     (dict(device="cuda"), "device 'cuda': CUDA is not available here"),
+    (dict(device="cuda:1"), "device 'cuda:1': CUDA is not available here"),
 ]))
 def test_bad_engine_options_are_named(llama, options, message):
     with pytest.raises(ValueError, match=message):
@@ -92,3 +102,29 @@ def test_the_engine_sets_torch_threads_on_a_cpu(llama):
         assert torch.get_num_threads() == expected
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_cpu_with_an_index_is_the_cpu(llama):
+    assert LLM(llama, engine="paged", device="cpu:0").llm_engine.config.device == "cpu"
+
+
+def test_a_model_that_is_not_a_path_is_named():
+    from minicb import LLMEngine
+
+    with pytest.raises(ValueError, match="model must be a checkpoint folder or a built-in model's name, got None"):
+        LLMEngine(None)
+
+
+def test_sampling_params_take_numpy_numbers_as_engine_config_does(llm, expected):
+    import numpy as np
+
+    params = SamplingParams(max_tokens=np.int64(4), temperature=np.float32(0.0), top_k=np.int32(0),
+                            top_p=np.float32(1.0), seed=np.uint64(3), ignore_eos=np.bool_(True))
+    assert (type(params.max_tokens), type(params.top_p), type(params.seed), type(params.ignore_eos)) == \
+        (int, float, int, bool)
+    assert [o.output_token_ids for o in llm.generate(GOOD_PROMPTS, params)] == expected
+    for bad, says in [(dict(max_tokens=np.float64(4.5)), "max_tokens must be an integer >= 1, got np.float64"),
+                      (dict(top_p=np.float32("nan")), "top_p must be in"),
+                      (dict(ignore_eos=np.int64(1)), "ignore_eos must be True or False")]:
+        with pytest.raises(ValueError, match=says):
+            SamplingParams(**bad)

@@ -167,3 +167,38 @@ def test_bench_runs_the_host_ahead_for_the_paged_engine_alone(llama, tmp_path):
     assert json.loads(out.read_text())["engine_options"] == {"paged": {"async_scheduling": True}}
     table = [line.split() for line in result.stdout.splitlines()]
     assert {row[0] for row in table if row and row[0] in ("static", "paged")} == {"static", "paged"}
+
+
+def test_a_chat_line_refused_for_its_own_reason_keeps_the_conversation(llama, monkeypatch, capsys):
+    """Only a conversation that outgrew max_model_len starts over; a line that no
+    conversation could take (too long alone, not text) is refused as it is."""
+    from minicb import cli
+
+    lines = iter(["Hi", "x " * 200, "bad \udcff byte", "Again", ""])
+    monkeypatch.setattr(cli, "read_line", lambda prompt: next(lines))
+    prompts, answer = [], cli.stream_answer
+    monkeypatch.setattr(cli, "stream_answer", lambda engine, prompt, params: prompts.append(prompt) or answer(
+        engine, prompt, params))
+    cli.chat(cli.build_parser().parse_args(["chat", "--model", llama, "--max-model-len", "64",
+                                            "--max-tokens", "4", "--ignore-eos"]))
+    out = capsys.readouterr().out.splitlines()
+    assert "outgrew" not in "\n".join(out)
+    assert out[2].startswith("[request: prompt of ") and "exceeds max_model_len 64" in out[2], out
+    assert out[3].startswith("[request: prompt: character ") and "not text" in out[3], out
+    assert len(prompts) == 2, out
+    assert prompts[1].startswith("Hi\n") and prompts[1].endswith("\nAgain")    # the first turn is still there
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--temperature", "nan"], "minicb generate: error: --temperature must be a finite number >= 0, got nan"),
+    (["--seed", "-1"], "minicb generate: error: --seed must be an integer in [0, 2**64) or None, got -1"),
+    (["--device", "mps"], "minicb generate: error: device 'mps': minicb runs on 'cpu' or 'cuda', not 'mps'"),
+    (["--engine", "paged", "--num-blocks", "2147483647"], "minicb generate: error: a KV cache of "),
+])
+def test_sampling_and_engine_refusals_name_the_flag(llama, flags, message, capsys):
+    from minicb.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["generate", "--model", llama, "--prompt", "Hi", *flags])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(message) and len(err.splitlines()) == 1, err

@@ -57,8 +57,55 @@ def test_the_scheme_is_bearer_in_any_case_and_the_key_follows_it(keyed, header, 
 
 def test_an_empty_key_is_refused(checkpoints):
     with LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS) as engine, \
-            pytest.raises(ValueError, match="api_key is empty"):
+            pytest.raises(ValueError, match="api_key must be a non-empty string"):
         make_app(engine, NAME, api_key="")
+
+
+@pytest.mark.parametrize("key,says", [
+    ("", "--api-key must be a non-empty string, got ''"),
+    ("sk-key\r", r"--api-key has '\r' at position 6: a key is printable ASCII"),
+    ("sk-clé", "--api-key has 'é' at position 5: a key is printable ASCII"),
+    (" sk-key", "--api-key starts or ends with a space"),
+])
+def test_serve_refuses_a_key_no_client_can_send_in_one_line(llama, key, says, capsys):
+    """An empty --api-key (KEY unset in --api-key "$KEY") is not "no key", and a key
+    HTTP cannot carry would start a server that refuses everyone; the key itself is
+    never printed."""
+    from minicb.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "--model", llama, "--port", str(free_port()), "--api-key", key])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(f"minicb serve: error: {says}"), err
+    assert len(err.splitlines()) == 1 and (not key.strip() or key.strip() not in err)
+
+
+def test_serve_refuses_an_empty_key_from_the_environment(llama, capsys, monkeypatch):
+    from minicb.cli import main
+
+    monkeypatch.setenv("MINICB_API_KEY", "")
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "--model", llama, "--port", str(free_port())])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.startswith("minicb serve: error: MINICB_API_KEY must be a non-empty string")
+
+
+def test_a_served_engine_is_freed_once_its_server_has_stopped(checkpoints):
+    """FastAPI keeps every endpoint function for the life of the process: routes that
+    closed over the engine would keep its weights and KV cache alive for good."""
+    import gc
+    import weakref
+
+    engines = []
+    for _ in range(2):
+        engine = LLMEngine(checkpoints["llama"], engine="paged", **OPTIONS)
+        engines.append(weakref.ref(engine))
+        with ServerThread(engine, NAME, api_key=KEY) as server:
+            good = openai.OpenAI(base_url=f"{server.url}/v1", api_key=KEY, max_retries=0)
+            assert good.completions.create(model=NAME, prompt="Hi", max_tokens=2).usage.completion_tokens >= 1
+        del engine, server, good
+    gc.collect()
+    assert [ref() for ref in engines] == [None, None]
 
 
 def test_bench_serve_brings_the_key(keyed):

@@ -1,6 +1,7 @@
 """Workloads are seeded and shaped as described; the driver replays them on the clock."""
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -97,7 +98,7 @@ def test_a_workload_that_cannot_be_drawn_is_refused_by_name(options, says):
         preset_workload("chat", **options)
 
 
-@pytest.mark.parametrize("flags,says", [(["--qps", "0"], "qps must be a number above 0"),
+@pytest.mark.parametrize("flags,says", [(["--qps", "0"], "--qps must be a number above 0"),
                                         (["--num-requests", "0"], "--num-requests must be an integer >= 1"),
                                         (["--repeat", "0"], "--repeat must be >= 1, got 0")])
 def test_bench_refuses_a_zero_rate_or_count_in_one_line(flags, says, capsys):
@@ -107,3 +108,59 @@ def test_bench_refuses_a_zero_rate_or_count_in_one_line(flags, says, capsys):
         main(["bench", *flags])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and err.startswith(f"minicb bench: error: {says}") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("flags,says", [
+    (["--threads", "-3"], r"--threads must be in 1\.\.\d+ \(the CPUs here\), got -3"),
+    (["--threads", "100000"], r"--threads must be in 1\.\.\d+ \(the CPUs here\), got 100000"),
+    (["--out", "."], "--out '.' is a folder: give a file name"),
+    (["--out", "no/such/folder/x.json"], "--out 'no/such/folder/x.json': there is no folder 'no/such/folder'"),
+    (["--peers", "nope"], "--peers: unknown peer 'nope'; choose from hf_generate, hf_generate_batch"),
+    (["--engine", "static,nope"], "unknown engine 'nope'"),
+    (["--engine", "static", "--max-num-seqs", "0"], "--max-num-seqs must be an integer >= 1, got 0"),
+])
+def test_bench_checks_every_flag_before_any_engine_runs(flags, says, capsys, monkeypatch):
+    from minicb.cli import main
+    from minicb.tools.bench import offline
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("an engine ran before a bad flag was refused")
+
+    monkeypatch.setattr(offline, "run_bench", no_run)
+    monkeypatch.setattr(offline, "bench_model", no_run)
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", *flags])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and re.match(f"minicb bench: error: {says}", err), err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("flags,says", [
+    (["--scale", "0"], "--scale must be a finite number above 0, got 0.0"),
+    (["--cap", "0"], "--cap must be an integer >= 1, got 0"),
+    (["--max-concurrency", "-1"], "--max-concurrency must be >= 1, got -1"),
+    (["--burstiness", "inf"], "--burstiness must be a finite number > 0, got inf"),
+    (["--base-url", "localhost:8000"], "--base-url 'localhost:8000' must start with http:// or https://"),
+    (["--out", "."], "--out '.' is a folder: give a file name"),
+    (["--num-prompts", "x"], "argument --num-prompts: invalid int value: 'x'"),
+])
+def test_bench_serve_refuses_bad_flags_in_one_line_before_asking_the_server(flags, says, capsys):
+    from minicb.cli import main
+
+    with pytest.raises(SystemExit) as stopped:      # the default --base-url: nobody is asked
+        main(["bench", "serve", *flags])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith("minicb bench serve: error: ") and says in err, err
+    assert "Traceback" not in err and len(err.splitlines()) <= 2     # argparse's own adds the --help line
+
+
+def test_bench_serve_says_in_one_line_that_no_server_answers(capsys):
+    from minicb.cli import main
+    from minicb.executors.parallel import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "serve", "--base-url", url, "--num-prompts", "2"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(f"minicb bench serve: error: cannot reach a server at {url}")
+    assert len(err.splitlines()) == 1, err

