@@ -202,3 +202,12 @@ def test_sampling_and_engine_refusals_name_the_flag(llama, flags, message, capsy
         main(["generate", "--model", llama, "--prompt", "Hi", *flags])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and err.startswith(message) and len(err.splitlines()) == 1, err
+
+
+def test_check_with_a_file_that_is_not_there_is_refused_in_one_line(capsys):
+    from minicb.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["check", "tpot", "--file", "no/such/tpot.py"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err == "minicb check: error: --file 'no/such/tpot.py': there is no such file\n"

@@ -118,6 +118,7 @@ def test_bench_refuses_a_zero_rate_or_count_in_one_line(flags, says, capsys):
     (["--peers", "nope"], "--peers: unknown peer 'nope'; choose from hf_generate, hf_generate_batch"),
     (["--engine", "static,nope"], "unknown engine 'nope'"),
     (["--engine", "static", "--max-num-seqs", "0"], "--max-num-seqs must be an integer >= 1, got 0"),
+    (["--seed", "-1"], "--seed must be an integer >= 0, got -1"),
 ])
 def test_bench_checks_every_flag_before_any_engine_runs(flags, says, capsys, monkeypatch):
     from minicb.cli import main
@@ -143,6 +144,7 @@ def test_bench_checks_every_flag_before_any_engine_runs(flags, says, capsys, mon
     (["--base-url", "localhost:8000"], "--base-url 'localhost:8000' must start with http:// or https://"),
     (["--out", "."], "--out '.' is a folder: give a file name"),
     (["--num-prompts", "x"], "argument --num-prompts: invalid int value: 'x'"),
+    (["--seed", "-1"], "--seed must be an integer >= 0, got -1"),
 ])
 def test_bench_serve_refuses_bad_flags_in_one_line_before_asking_the_server(flags, says, capsys):
     from minicb.cli import main

@@ -37,7 +37,7 @@ class Workload:
 def synthetic_workload(num_requests, prompt_len=(8, 64), output_len=(4, 64), qps=math.inf,
                        vocab_size=256, seed=0):
     """qps: Poisson arrivals at that mean rate; inf sends everything at once."""
-    check_count_and_rate(num_requests, qps)
+    check_count_and_rate(num_requests, qps, seed)
     rng = np.random.default_rng(seed)
     prompt_lens, output_lens = draw_lengths(rng, prompt_len, num_requests), draw_lengths(rng, output_len,
                                                                                          num_requests)
@@ -98,13 +98,15 @@ def scale_spec(spec, scale):
     return (s(spec[0]), s(spec[1]))
 
 
-def check_count_and_rate(num_requests, qps):
+def check_count_and_rate(num_requests, qps, seed=0):
     """At least one request; a rate above 0 (inf: all at once). A rate of 0 would
-    divide by zero, a nan one give arrivals at no time at all."""
+    divide by zero, a nan one give arrivals at no time at all. A seed >= 0."""
     if as_integer(num_requests) is None or num_requests < 1:
         raise ValueError(f"num_requests must be an integer >= 1, got {num_requests!r}")
     if not isinstance(qps, numbers.Real) or isinstance(qps, bool) or not qps > 0:
         raise ValueError(f"qps must be a number above 0 (inf: all at once), got {qps!r}")
+    if as_integer(seed) is None or seed < 0:       # numpy's generator takes no other seed
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
 
 
 def check_cap_and_scale(cap, scale):

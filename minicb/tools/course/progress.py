@@ -75,6 +75,8 @@ def main(args) -> int:
     """``python -m minicb check``: 0 when every check asked for passed."""
     if args.name is not None and args.name not in EXERCISES:
         raise ValueError(f"no exercise {args.name!r}; --list names them: {', '.join(EXERCISES)}")
+    if args.file is not None and not Path(args.file).is_file():
+        raise ValueError(f"--file {args.file!r}: there is no such file")
     if not (args.time_limit > 0 and math.isfinite(args.time_limit)):
         raise ValueError(f"--time-limit {args.time_limit}: a number of seconds above 0")
     if (args.reset or args.hint is not None) and args.name is None:
