@@ -204,12 +204,14 @@ def chat(args):
             if (why := refusal(engine, conversation, params)) is not None:
                 if len(messages) > len(first):
                     why = refusal(engine, first + [turn], params)
-                if why is not None:     # the line itself cannot be served: keep the conversation
-                    print(f"[{why}]", flush=True)
+                if why is not None:    # the line itself cannot be served: the
+                    print(f"[{why}]", flush=True)    # conversation stays
                     continue
-                print("[the conversation outgrew max_model_len; starting a new one]", flush=True)
+                print("[the conversation outgrew max_model_len; starting a new one]",
+                      flush=True)
                 messages, conversation = list(first), first + [turn]
-            answer = stream_answer(engine, chat_prompt(engine.tokenizer, conversation), params)
+            prompt = chat_prompt(engine.tokenizer, conversation)
+            answer = stream_answer(engine, prompt, params)
             messages += [turn, {"role": "assistant", "content": answer}]
     except KeyboardInterrupt:  # Ctrl-C ends the chat, not with a traceback
         print(flush=True)

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # builds on the stages before it, never on a later one.
 FLOORS = [
     ["minicb.kernels"],
-    ["minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.model", "minicb.checkpoint",
-     "minicb.costmodel", "minicb.config", "minicb.metrics", "minicb.observer", "minicb.attention",
-     "minicb.pretrained", "minicb.gpu_memory"],
+    ["minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.gpu_memory", "minicb.model",
+     "minicb.checkpoint", "minicb.costmodel", "minicb.config", "minicb.metrics", "minicb.observer",
+     "minicb.attention", "minicb.pretrained"],
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",

@@ -1,6 +1,8 @@
 """Every measured number in the book and the README is rendered from the sidecar of
 the run that measured it (minicb.tools.book.numbers): a wrong one, or one with no
 source, fails here."""
+from collections import Counter
+
 import pytest
 
 from minicb.tools.book import numbers
@@ -161,3 +163,76 @@ def test_a_marker_that_is_not_whole_is_an_error():
         "line 1: '<!--m' belongs to no whole marker (<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)"]
     assert malformed("it ran 4.9<!--/m--> times") == [
         "line 1: '<!--/m-->' belongs to no whole marker (<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)"]
+
+
+# ---------------------------------------------------------------- default deny
+from minicb.tools.book import accounted  # noqa: E402
+
+READER_FILES = accounted.BOOK_FILES + accounted.NOTEBOOK_FILES
+
+
+@pytest.mark.parametrize("name", READER_FILES)
+def test_every_number_a_reader_sees_is_accounted_for(name):
+    """Rendered, declared, let through by a named rule, or counted in the ledger of
+    numbers not yet sourced, which may only shrink."""
+    assert accounted.against_ledger(name, accounted.read_ledger()) == []
+
+
+@pytest.mark.parametrize("name", accounted.NOTEBOOK_FILES)
+def test_a_notebook_s_markdown_holds_no_broken_marker_or_unknown_citation(name):
+    text = accounted.reader_text(name)
+    assert differences(text) == [] and malformed(text) == [] and unknown_citations(text) == []
+
+
+PLANTS = {
+    "a bare count in a table": "| stage | runs |\n|---|---|\n| paged | 4217 |",
+    "alt text": "![paged is 5.37x static](figures/cpu/x.png)",
+    "inline code": "the step took `5.96 ms` there",
+    "a hand-written output block": "```\nthroughput 1234.5 tok/s\n```",
+    "an HTML comment": "<!-- measured: 4.23 -->",
+    "spelled out": "it ran five times faster",
+    "a capital X": "paged ran 5.3X static",
+    "-fold": "a 5.3-fold gain",
+    "percent": "83 percent of the memory",
+    "milliseconds": "12.3 milliseconds a step",
+    "req/s": "21.4 req/s under load",
+    "bytes": "784 bytes of shared memory",
+    "a number beside a chapter's": "chapter 5 measured 5.5x",
+}
+
+
+@pytest.mark.parametrize("kind", PLANTS)
+@pytest.mark.parametrize("name", ["README.md", "lessons/07_benchmarks.md", "notebooks/answers.md",
+                                  "notebooks/07_benchmarks.ipynb"])
+def test_a_planted_number_of_each_kind_is_unaccounted_for(name, kind):
+    text = accounted.reader_text(name)
+    before = Counter(n for _, n, rule in accounted.accounting(text, name) if rule is None)
+    after = Counter(n for _, n, rule in accounted.accounting(text + "\n\n" + PLANTS[kind] + "\n", name)
+                    if rule is None)
+    assert after - before, f"{kind} got through in {name}"
+
+
+def test_a_changed_number_differs_from_the_ledger(monkeypatch):
+    """Changing a number the ledger counts leaves one too few of the old and one of the new."""
+    text = accounted.reader_text("README.md")
+    old = next(n for _, n, rule in accounted.accounting(text, "README.md") if rule is None and n == "1,600")
+    monkeypatch.setattr(accounted, "reader_text", lambda name: text.replace(old, "1,700", 1))
+    problems = accounted.against_ledger("README.md", accounted.read_ledger())
+    assert any("'1,700' appears with no source" in p for p in problems), problems
+    assert any("counts '1,600' 1 more time(s) than the file holds" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("text,rule", [("in chapter 5 we", "reference"), ("the 8B shape", "name"), ("a commit 48dfbf1", "name"),
+                                       ("with torch 2.13.0 installed", "version"),
+                                       ("<!--input-->2 MiB<!--/input-->", "declared"),
+                                       ("the Llama 3.2 1B shape", "name"), ("`max_tokens=16`", "code")])
+def test_each_rule_that_lets_a_number_through_is_named(text, rule):
+    rules = {r for _, _, r in accounted.accounting(text)}
+    assert rule in rules, (text, rules)
+
+
+def test_a_changed_citation_is_not_what_the_reference_is_quoted_for():
+    assert unknown_citations("about <!--cited anyscale-->9x<!--/cited--> the throughput") == [
+        "line 1: '9x' is not among the numbers lessons/references.md says the book quotes from 'anyscale'"]
+    assert unknown_citations("about <!--cited anyscale-->23×<!--/cited--> and <!--cited vllm-blog-->24 times"
+                             "<!--/cited-->") == []

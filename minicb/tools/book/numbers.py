@@ -216,8 +216,29 @@ def unknown_citations(text: str) -> list[str]:
     cited = [(m.start(), m["value"], (m["what"] or "").strip()) for m in DECLARED.finditer(text) if m["kind"] == "cited"]
     cited += [(m.start(), m["numbers"], m["label"]) for m in re.finditer(
         r"<!--cited (?P<label>[\w-]+): (?P<numbers>.*?)-->", text, re.S)]
-    return [f"line {line_of(text, start)}: {value!r} cites {label!r}, which lessons/references.md "
-            "does not define" for start, value, label in sorted(cited) if label not in labels]
+    unknown = [f"line {line_of(text, start)}: {value!r} cites {label!r}, which lessons/references.md "
+               "does not define" for start, value, label in sorted(cited) if label not in labels]
+    cited = [(start, v.strip(), label) for start, values, label in sorted(cited) if label in labels
+             for v in values.split(";")]
+    return unknown + [f"line {line_of(text, start)}: {value!r} is not among the numbers lessons/references.md says "
+                      f"the book quotes from {label!r}" for start, value, label in cited
+                      if not quoted(value, label)]
+
+
+def quoted(value: str, label: str) -> bool:
+    """Whether the references chapter lists this value among those the book quotes
+    from that reference ("Quoted in this book: ..." under it), written any way:
+    8x, 8×, 8 times."""
+    text = (project_root() / "lessons" / "references.md").read_text()
+    entry = re.search(rf'<span id="{re.escape(label)}"></span>(?:(?!<span id=).)*', text, re.S).group(0)
+    said = "".join(re.findall(r"Quoted in this book:([^\n]*)", entry))
+    return re.search(rf"(?<![\d.]){re.escape(plain(value))}(?!\.?\d)", plain(said)) is not None
+
+
+def plain(text: str) -> str:
+    """A number as the check compares it: 8×, 8x and 8 times alike, no spaces or commas."""
+    text = re.sub(r"\s*(?:×|times\b)", "x", text)
+    return re.sub(r"[\s,]", "", text)
 
 
 def unsourced(text: str) -> list[str]:
@@ -238,7 +259,8 @@ def blanked(text: str) -> str:
     def blank(m):
         return re.sub(r"[^\n]", " ", m.group(0))
     for pattern in (r"```.*?```", r"`[^`\n]*`", MARKED.pattern, DECLARED.pattern, DEFINED.pattern, r"<!--.*?-->",
-                    r"!\[[^\]]*\]\([^)]*\)", r"\]\([^)]*\)", r"\{\{#.*?\}\}"):
+                    r"!\[[^\]]*\]\([^)]*\)", r"\]\([^)]*\)", r"\{\{#.*?\}\}",
+                    r"Quoted in this book:[^\n]*"):     # the references' record of what is cited
         text = re.sub(pattern, blank, text, flags=re.S)
     return text
 

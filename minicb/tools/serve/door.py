@@ -86,6 +86,16 @@ class ApiKey:
         return await self.app(scope, receive, send)
 
 
+async def drained(receive):
+    """Read what is left of a request's body and drop it (BodyLimit, around it,
+    refuses one that grows too large: then the refusal here goes out anyway)."""
+    more = True
+    with contextlib.suppress(HTTPException):
+        while more:
+            more = (await receive()).get("more_body", False)
+# ANCHOR_END: api_key
+
+
 def check_api_key(key: str, name: str = "api_key"):
     """A key that a client can send. HTTP strips the spaces and tabs around a
     header's value (so a key read from a file with Windows line ends, its "\r"
@@ -102,16 +112,6 @@ def check_api_key(key: str, name: str = "api_key"):
     if key != key.strip():
         raise ValueError(f"{name} starts or ends with a space, which HTTP strips from what a "
                          "client sends: no request could bring it")
-
-
-async def drained(receive):
-    """Read what is left of a request's body and drop it (BodyLimit, around it,
-    refuses one that grows too large: then the refusal here goes out anyway)."""
-    more = True
-    with contextlib.suppress(HTTPException):
-        while more:
-            more = (await receive()).get("more_body", False)
-# ANCHOR_END: api_key
 
 
 # ANCHOR: longest_request

@@ -143,8 +143,8 @@ class Served:
     # ANCHOR: answer
     async def answer(self, body, prompt, kind, request):
         if body.model != self.model_name:
-            return self.refuse(f"model {body.model!r} is not served here; this server has "
-                               f"{self.model_name!r}", "model")
+            return self.refuse(f"model {body.model!r} is not served here; this "
+                               f"server has {self.model_name!r}", "model")
         param = "prompt" if kind == "text_completion" else "messages"
         try:     # on a worker thread: tokenizing must not stall the event loop
             ids = await asyncio.to_thread(self.encoder.encode, prompt, param)
@@ -162,7 +162,8 @@ class Served:
                                 asyncio.get_running_loop())
         if not self.engine_loop.try_submit(submission):
             return self.refuse(f"the server holds {self.max_queued} requests already; "
-                               "retry later", None, status=429, kind="rate_limit_exceeded")
+                               "retry later", None, status=429,
+                               kind="rate_limit_exceeded")
         answer = Answer(submission, kind, self.model_name, len(ids),
                         TextStream(body.stop_strings()), self.engine_loop,
                         request.is_disconnected,
