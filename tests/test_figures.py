@@ -114,8 +114,12 @@ def test_sidecar_check_finds_each_problem(tmp_path, monkeypatch):
                                                           date="2026-01-01")))
     figures.save_figure(draw(), "bare", {})
     (folder / "bare.json").write_text("{}")
+    figures.save_figure(draw(), "no_commit", {})
+    meta = json.loads((folder / "no_commit.json").read_text())
+    (folder / "no_commit.json").write_text(json.dumps(meta | {"run": {"notebook": "01_single"}}))
     problems = figures.sidecar_problems(folder)
-    assert len(problems) == 3
+    assert len(problems) == 4
+    assert any("no_commit.json: names no commit" in p for p in problems)
     assert any("no_sidecar.png: no sidecar" in p for p in problems)
     assert any("cpu_made.json: names no GPU" in p for p in problems)
     assert any("bare.json: missing" in p for p in problems)

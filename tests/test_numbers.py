@@ -1,6 +1,7 @@
 """Every measured number in the book and the README is rendered from the sidecar of
 the run that measured it (minicb.tools.book.numbers): a wrong one, or one with no
 source, fails here."""
+import json
 from collections import Counter
 
 import pytest
@@ -236,3 +237,18 @@ def test_a_changed_citation_is_not_what_the_reference_is_quoted_for():
         "line 1: '9x' is not among the numbers lessons/references.md says the book quotes from 'anyscale'"]
     assert unknown_citations("about <!--cited anyscale-->23×<!--/cited--> and <!--cited vllm-blog-->24 times"
                              "<!--/cited-->") == []
+
+
+def test_the_ledger_only_shrinks_unless_told_to_grow(tmp_path, monkeypatch, capsys):
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text('{"page.md": {"12": 1, "7": 2}}')
+    monkeypatch.setattr(accounted, "LEDGER", ledger)
+    pages = {"page.md": "it took 12 steps and 7 more"}
+    monkeypatch.setattr(accounted, "reader_text", lambda name: pages[name])
+    assert accounted.main(["ledger", "page.md"]) == 0
+    assert json.loads(ledger.read_text()) == {"page.md": {"12": 1, "7": 1}}
+    pages["page.md"] += ", then 99"
+    assert accounted.main(["ledger", "page.md"]) == 1 and "page.md: '99'" in capsys.readouterr().err
+    assert json.loads(ledger.read_text()) == {"page.md": {"12": 1, "7": 1}}
+    assert accounted.main(["ledger", "page.md", "--grow"]) == 0
+    assert json.loads(ledger.read_text())["page.md"]["99"] == 1

@@ -131,10 +131,13 @@ def against_ledger(name: str, ledger: dict[str, Counter]) -> list[str]:
 
 
 def main(argv=None):
-    """python -m minicb.tools.book.accounted check|report FILE|ledger."""
+    """python -m minicb.tools.book.accounted check|report FILE|ledger: check every
+    number against the ledger, list each number's rule, or lower the ledger's counts
+    to what the files hold (it refuses to raise one unless told --grow)."""
     parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.accounted", description=main.__doc__)
     parser.add_argument("command", choices=["check", "report", "ledger"])
     parser.add_argument("files", nargs="*", default=BOOK_FILES + NOTEBOOK_FILES)
+    parser.add_argument("--grow", action="store_true", help="ledger: let a count grow")
     args = parser.parse_args(argv)
     if args.command == "report":
         for name in args.files:
@@ -143,8 +146,16 @@ def main(argv=None):
         return 0
     if args.command == "ledger":
         counts = {name: dict(sorted(unaccounted(name).items())) for name in args.files}
-        LEDGER.write_text(json.dumps({n: c for n, c in counts.items() if c}, indent=1, ensure_ascii=False) + "\n")
-        print(f"{LEDGER}: {sum(sum(c.values()) for c in counts.values())} numbers not yet sourced")
+        grown = [f"{name}: {number!r}" for name, c in counts.items() for number, n in c.items()
+                 if n > read_ledger().get(name, Counter())[number]]
+        if grown and not args.grow:
+            print("the ledger only shrinks: source these instead (or --grow, and say why in the commit):",
+                  *grown, sep="\n  ", file=sys.stderr)
+            return 1
+        whole = {name: dict(c) for name, c in read_ledger().items()} | counts     # other files as they were
+        LEDGER.write_text(json.dumps({n: c for n, c in sorted(whole.items()) if c}, indent=1,
+                                     ensure_ascii=False) + "\n")
+        print(f"{LEDGER}: {sum(sum(c.values()) for c in whole.values())} numbers not yet sourced")
         return 0
     ledger = read_ledger()
     problems = [p for name in args.files for p in against_ledger(name, ledger)]

@@ -356,8 +356,10 @@ REQUIRED_SIDECAR_KEYS = ("gpu", "torch", "triton", "transformers", "date")
 
 def sidecar_problems(folder, gpu=True) -> list[str]:
     """What is wrong with the figures in ``folder``: a PNG without its JSON
-    sidecar, a sidecar missing a required key, or one whose GPU does not fit
-    the folder (``figures/gpu/`` holds GPU runs only, ``figures/cpu/`` CPU runs only)."""
+    sidecar, a sidecar missing a required key, one whose GPU does not fit the
+    folder (``figures/gpu/`` holds GPU runs only, ``figures/cpu/`` CPU runs only),
+    or one that names no commit. A GPU run that wrote none has the commit its
+    record (figures/gpu/RUNS.md) gives, marked as recorded afterwards."""
     problems = []
     for png in sorted(Path(folder).glob("*.png")):
         sidecar = png.with_suffix(".json")
@@ -372,6 +374,8 @@ def sidecar_problems(folder, gpu=True) -> list[str]:
             problems.append(f"{sidecar.name}: names no GPU (gpu={meta['gpu']!r})")
         elif not gpu and meta["gpu"]:
             problems.append(f"{sidecar.name}: a GPU run ({meta['gpu']}) among the CPU figures")
+        elif not (meta.get("run") or {}).get("commit"):
+            problems.append(f"{sidecar.name}: names no commit (its \"run\" has none): which code drew it?")
     return problems
 
 
