@@ -18,7 +18,20 @@ RATIO = 'median_ratio_to_static["1536"]["paged"]'
 def test_every_marked_number_is_what_its_sidecar_gives(name):
     text = (project_root() / name).read_text()
     assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
-    assert malformed(text) == []
+    assert malformed(text) == [] and numbers.unjudged(text) == []
+
+
+def test_a_claim_about_time_in_words_carries_its_run_s_verdict():
+    said = "The notebook checks, as [claims about time](07_benchmarks.md#claims-about-time), that paged is faster."
+    assert len(numbers.unjudged(said)) == 1
+    claim = "paged's TTFT p50 (ms) below static's at the light load"        # not decided on the saved run
+    marked = f'<!--m cpu/07_benchmarks_claims s verdict(claims, "{claim}")-->held<!--/m-->'
+    assert numbers.unjudged(f"{said} On this run it {marked}.") == []
+    [wrong] = differences(f"On this run it {marked}.")
+    assert wrong.endswith("gives 'was not decided'")
+    with pytest.raises(ValueError, match="different verdicts"):
+        numbers.verdict(numbers.sidecar("cpu/07_benchmarks_claims")["claims"], claim,
+                        "paged's TTFT p50 (ms) below static's at the heavy load")
 
 
 @pytest.mark.parametrize("name", BOOK_FILES)

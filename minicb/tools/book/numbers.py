@@ -132,9 +132,41 @@ def row(rows: list, **match) -> dict:
     return found[0]
 
 
+VERDICTS = {True: "held", False: "did not hold", None: "was not decided"}
+
+
+def verdict(records: list, *claims: str) -> str:
+    """What a run's judge said of its claims about time (minicb/tools/report/claims.py),
+    in words a sentence can carry: "held", "did not hold" or "was not decided" ("were",
+    of several). records:
+    a claims file's list of claims, or a sidecar's time_claims as the run printed them.
+    Several claims share one verdict or are an error: a sentence must not say more of
+    them than the run decided."""
+    said = set()
+    for claim in claims:
+        found = [holds_of(record, claim) for record in records]
+        found = [f for f in found if f != "absent"]
+        if len(found) != 1:
+            raise ValueError(f"the run records {len(found)} claims {claim!r}")
+        said.add(found[0])
+    if len(said) != 1:
+        raise ValueError(f"the claims {claims} have different verdicts {sorted(map(str, said))}: name them apart")
+    words = VERDICTS[said.pop()]
+    return words.replace("was ", "were ") if len(claims) > 1 else words
+
+
+def holds_of(record, claim: str):
+    """True, False or None (not decided) if this record is the claim's; "absent" if not."""
+    if isinstance(record, dict):
+        return record["holds"] if record["claim"] == claim else "absent"
+    if f": {claim} [" not in record:
+        return "absent"
+    return True if record.startswith("holds:") else None if record.startswith("not decided") else False
+
+
 # What an expression may call: a few builtins, and the helpers above.
 NAMES = {f.__name__: f for f in (min, max, sum, len, abs, round, sorted, int, float, next, dict,
-                                 statistics.median, static_row_steps, row, replayed)}
+                                 statistics.median, static_row_steps, row, replayed, verdict)}
 
 
 def source_of(spec: str, text: str) -> tuple[str, str, str]:
@@ -201,6 +233,25 @@ def malformed(text: str) -> list[str]:
     pieces = [(m.start(), m.group(0).strip()) for m in re.finditer(r"<!--m(?=\s)|<!--/m-->", text)]
     return [f"line {line_of(text, at)}: {piece!r} belongs to no whole marker "
             f"(<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)" for at, piece in pieces if not inside(at)]
+
+
+# Paragraphs that speak of claims about time with no verdict to render, and why.
+NO_VERDICT = {"Each order the notebook checks is one of its": "the H200 run stopped at this claim, so its sidecar "
+              "records no verdict; figures/gpu/RUNS.md records that it did not hold, as the text says"}
+
+
+def unjudged(text: str) -> list[str]:
+    """Paragraphs that speak of a notebook's or a run's claims about time and carry
+    no verdict rendered from that run (``verdict(...)``): such a sentence could say a
+    claim held where its run did not decide it."""
+    found = []
+    for m in re.finditer(r"(?:[^\n]+\n?)+", text):
+        paragraph = " ".join(m.group(0).split())
+        speaks = re.search(r"\bnotebook (?:checks|claims|asserts|leaves)\b|\bits \[?claims about time", paragraph)
+        exempt = any(phrase in paragraph for phrase in NO_VERDICT)
+        if "claims about time" in paragraph and speaks and "verdict(" not in paragraph and not exempt:
+            found.append(f"line {line_of(text, m.start())}: {paragraph[:80]}...")
+    return found
 
 
 def misplaced(text: str) -> list[str]:
@@ -288,7 +339,7 @@ def main(argv=None):
                     print(f"{name}: rendered")
             else:
                 problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
-                             + malformed(text) + unknown_citations(text)]
+                             + malformed(text) + unknown_citations(text) + unjudged(text)]
         except ValueError as error:
             problems.append(f"{name}: {error}")
     for problem in problems:
