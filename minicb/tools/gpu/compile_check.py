@@ -299,6 +299,42 @@ def report(rows: list[Compiled]) -> str:
     return "\n".join(lines)
 
 
+def fp32_tall_tile_probe(arch: int = 90) -> Compiled:
+    """The launch that set fp32 tiles at 32 rows: contiguous attention in fp32 at head
+    dim 128, with tiles of 64 rows (tile_options' choice for fp16) instead. It
+    spills (chapter 8, "Compiled for a GPU you do not have")."""
+    from ...kernels import online_softmax as tiles
+
+    chosen = tiles.tile_options
+
+    def tall(dtype, *args, **kwargs):
+        opts = chosen(dtype, *args, **kwargs)
+        return opts | dict(BLOCK_M=64) if dtype == torch.float32 else opts
+
+    q, cache = torch.zeros(64, 8, 128), torch.zeros(2, 512, 2, 128)
+    tiles.tile_options = tall
+    try:
+        with recorded_launches() as launches:
+            contiguous_attention(q, cache[1], cache[1], 64 + 40)
+    finally:
+        tiles.tile_options = chosen
+    launch = next(launch for launch in launches if launch.kwargs.get("BLOCK_M") == 64)
+    launch.case = "float32 d=128 gqa=4, 64-row tiles"
+    return check(launch, arch)
+
+
+def summary(rows: list[Compiled]) -> dict:
+    """What chapter 8 quotes of a full run: how many kernels, how many failed, the most
+    registers and shared memory any one uses, and what the tall fp32 tile spills."""
+    probe = fp32_tall_tile_probe()
+    widest = max(rows, key=lambda r: r.shared_bytes)
+    return dict(triton=triton.__version__, archs=sorted({r.arch for r in rows}), kernels=len(rows),
+                failed=sum(not r.ok for r in rows), most_registers=max(r.registers for r in rows),
+                most_shared_bytes=widest.shared_bytes, most_shared_case=f"{widest.kernel} {widest.case} "
+                f"{widest.constants}", fp32_64_row_tile=dict(arch=probe.arch, registers=probe.registers,
+                                                             stack_bytes=probe.stack_bytes, error=probe.error))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true",
@@ -307,6 +343,7 @@ def main(argv=None):
     parser.add_argument("--arch", type=int, nargs="+", help="compute capabilities to compile for "
                         "(default: 90; with --full, 90 80 89 75)")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--summary", help="also write what chapter 8 quotes of the run to this file")
     args = parser.parse_args(argv)
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         # Importing minicb turned the interpreter on (no GPU here): start again with it off.
@@ -320,6 +357,9 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(triton=triton.__version__, rows=[asdict(r) | dict(ok=r.ok) for r in rows]), f, indent=1)
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(summary(rows), f, indent=1)
     return 0 if all(r.ok for r in rows) else 1
 
 
