@@ -241,14 +241,14 @@ class EngineConfig:
         for name in ("max_num_batched_tokens", "kv_cache_memory_bytes", "num_threads"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {short(getattr(self, name))}")
-        if self.num_threads is not None and self.num_threads > os.cpu_count():
-            raise ValueError(f"num_threads must be at most the {os.cpu_count()} CPUs of this machine, "
-                             f"got {short(self.num_threads)}")
         if not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {short(self.seed)}")
         for name in COUNTS:       # they size int32 tensors (slots, blocks, positions)
             if getattr(self, name) is not None and getattr(self, name) >= 2**31:
                 raise ValueError(f"{name} must be below 2**31, got {short(getattr(self, name))}")
+        if self.num_threads is not None and self.num_threads > os.cpu_count():
+            raise ValueError(f"num_threads must be at most the {os.cpu_count()} CPUs of this machine, "
+                             f"got {short(self.num_threads)}")
         if self.kv_cache_memory_bytes is not None and self.kv_cache_memory_bytes >= 2**63:
             raise ValueError(f"kv_cache_memory_bytes must be below 2**63, got {short(self.kv_cache_memory_bytes)}")
         if str(self.dtype).removeprefix("torch.") not in DTYPES:

@@ -328,7 +328,10 @@ def summary(rows: list[Compiled]) -> dict:
     registers and shared memory any one uses, and what the tall fp32 tile spills."""
     probe = fp32_tall_tile_probe()
     widest = max(rows, key=lambda r: r.shared_bytes)
-    return dict(triton=triton.__version__, archs=sorted({r.arch for r in rows}), kernels=len(rows),
+    from ..report.scale import current_commit, machine
+
+    return dict(triton=triton.__version__, commit=current_commit(), machine=machine(),
+                archs=sorted({r.arch for r in rows}), kernels=len(rows),
                 failed=sum(not r.ok for r in rows), most_registers=max(r.registers for r in rows),
                 most_shared_bytes=widest.shared_bytes, most_shared_case=f"{widest.kernel} {widest.case} "
                 f"{widest.constants}", fp32_64_row_tile=dict(arch=probe.arch, registers=probe.registers,
