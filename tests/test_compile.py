@@ -70,6 +70,12 @@ def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_fol
                                  f"{r['stack_bytes']} B, shared {r['shared_bytes']} B {r['error']}" for r in failed)
     assert all(r["registers"] > 0 for r in rows)
     assert result.returncode == 0
+    if FULL:           # what chapter 8 quotes of a full run (figures/cpu/compile/) is this run's
+        quoted = json.loads((ROOT / "figures" / "cpu" / "compile" / f"triton-{data['triton'][:3]}.json").read_text())
+        full = [r for r in rows if r["arch"] in (90, 80)]
+        assert (quoted["kernels"], quoted["failed"], quoted["most_registers"], quoted["most_shared_bytes"]) == \
+            (len(full), 0, max(r["registers"] for r in full), max(r["shared_bytes"] for r in full)), \
+            "run compile_check --full --arch 90 80 --summary again for figures/cpu/compile/"
 
 
 def test_the_check_compiles_both_lengths_of_the_decode_tile():
