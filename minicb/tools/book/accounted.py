@@ -13,7 +13,9 @@ rule lets it stand:
 - ``quoted``: in the references chapter, what the book quotes from a reference
   (``Quoted in this book: ...``), which each citation is checked against;
 - ``listing``: a code listing included from a file (``{{#include ...}}``);
-- ``code``: inline code that is code (a name, a flag, a call), not a bare number;
+- ``code``: inline code that is code (a name, a flag, a call), not a bare number, and
+  a block of Python or shell a reader runs (the README's are run by its tests); a
+  block of output has no language and no such pass;
 - ``name``: digits that are part of a name (H200, fp16, sm_90, Llama-3.1-8B, a
   commit such as 48dfbf1, a model size such as 8B);
 - ``reference``: a chapter's, stage's, notebook's, section's or exercise's number;
@@ -55,6 +57,7 @@ VERSION_BEFORE = re.compile(r"\b(?:torch|PyTorch|Triton|triton|transformers|Pyth
 SPANS = [("rendered", MARKED), ("rendered", OUTPUT), ("declared", DECLARED), ("declared", DECLARED_LIST),
          ("declared", DEFINED), ("listing", re.compile(r"\{\{#.*?\}\}")),
          ("quoted", re.compile(r"Quoted in this book:[^\n]*")),
+         ("code", re.compile(r"^```(?:python|bash|sh|shell)\n.*?^```", re.S | re.M)),
          ("link", re.compile(r"\]\([^)]*\)|<https?://[^>]*>|<span id=\"[^\"]*\"></span>|\(#[\w-]+\)"))]
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 
