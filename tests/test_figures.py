@@ -260,6 +260,20 @@ def test_a_gpu_run_s_figure_is_redrawn_from_its_sidecar_with_that_run_s_stamp(tm
     assert meta["measurements"] == json.loads((gpu / "08_decode_roofline.json").read_text())["measurements"]
 
 
+@pytest.mark.parametrize("name,numbers", [("02_static_kv_use", "kv_utilization"), ("08_kv_bytes", "traffic")])
+def test_the_kv_figures_are_redrawn_from_their_sidecars_and_refuse_bad_numbers(tmp_path, capsys, name, numbers):
+    gpu = figures.project_root() / "figures" / "gpu"
+    meta = json.loads((gpu / f"{name}.json").read_text())
+    (tmp_path / f"{name}.json").write_text(json.dumps(meta))
+    figures.main(["redraw", str(tmp_path / f"{name}.json"), "--why", "a test"])
+    redrawn = json.loads((tmp_path / f"{name}.json").read_text())
+    assert redrawn[numbers] == meta[numbers] and redrawn["overlapping_text"] == [] and (tmp_path / f"{name}.png").is_file()
+    (tmp_path / f"{name}.json").write_text(json.dumps(meta | {numbers: "none"}))
+    with pytest.raises(SystemExit):
+        figures.main(["redraw", str(tmp_path / f"{name}.json")])
+    assert "needs" in capsys.readouterr().err
+
+
 ROOFLINE = figures.project_root() / "figures" / "gpu" / "08_decode_roofline.json"
 TRUNCATED = "the H200 run's sidecar, cut after 300 characters"
 
@@ -289,7 +303,7 @@ def first_row(meta) -> dict:
     ("missing", "cannot read it: No such file or directory"),
     (TRUNCATED, "not JSON"),
     ("[1, 2]", "not a figure's sidecar"),
-    ('{"figure": "08_kv_bytes.png"}', "no drawing of 08_kv_bytes from its sidecar"),
+    ('{"figure": "04_orca_picture.png"}', "no drawing of 04_orca_picture from its sidecar"),
     (lambda m: first_row(m).update(step_ms="2.65"), "measurements['llama-3.2-1b | paged'][0]: numbers must be "
                                                     "positive and finite, got step_ms '2.65'"),
     (lambda m: first_row(m).update(host_ms=float("nan")), "[0]: numbers must be positive and finite, got host_ms nan"),

@@ -31,7 +31,7 @@ from PIL import Image
 
 from ... import executors
 from ...costmodel import HARDWARE, MODEL_SHAPES
-from .plots import plot_decode_roofline, plot_throughput_vs_spread
+from .plots import plot_decode_roofline, plot_kv_bytes, plot_kv_use, plot_throughput_vs_spread
 from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
 
 
@@ -384,7 +384,9 @@ def sidecar_problems(folder, gpu=True) -> list[str]:
 REDRAW = {"08_decode_roofline": lambda meta: plot_decode_roofline(meta["measurements"], meta["context"]),
           "07_throughput_vs_spread": lambda meta: plot_throughput_vs_spread(
               meta["measurements"], list(next(iter(meta["setup"].values()))["options"]),
-              full=meta["scale"] != SCALE_NAMES["cpu"])}
+              full=meta["scale"] != SCALE_NAMES["cpu"]),
+          "02_static_kv_use": lambda meta: plot_kv_use(meta["kv_utilization"]),
+          "08_kv_bytes": lambda meta: plot_kv_bytes(meta["traffic"], meta["batch"], meta["context"])}
 
 
 def read_sidecar(path: Path) -> dict:
@@ -453,7 +455,27 @@ def check_spread_numbers(meta: dict):
                                      f"and finite, got {', '.join(bad)}")
 
 
-CHECKS = {"08_decode_roofline": check_roofline_numbers, "07_throughput_vs_spread": check_spread_numbers}
+def check_kv_use_numbers(meta: dict):
+    """02_static_kv_use's: each engine's share of its reserved KV slots, in [0, 1]."""
+    shares = meta.get("kv_utilization")
+    if not isinstance(shares, dict) or not shares or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in shares.values()):
+        raise ValueError(f"needs \"kv_utilization\": each engine's share in [0, 1], got {shares!r:.60}")
+
+
+def check_kv_bytes_numbers(meta: dict):
+    """08_kv_bytes's: a positive batch and context, and rows of bytes for each KV head count."""
+    traffic = meta.get("traffic")
+    rows_ok = isinstance(traffic, list) and traffic and all(
+        isinstance(t, dict) and is_positive(t.get("kv_heads")) and isinstance(t.get("layout"), str)
+        and is_positive(t.get("required_gb")) and is_positive(t.get("grid_gb")) for t in traffic)
+    if not (rows_ok and is_positive(meta.get("batch")) and is_positive(meta.get("context"))):
+        raise ValueError(f"needs a positive batch and context and \"traffic\" rows of kv_heads, layout, "
+                         f"required_gb and grid_gb, got {traffic!r:.60}")
+
+
+CHECKS = {"08_decode_roofline": check_roofline_numbers, "07_throughput_vs_spread": check_spread_numbers,
+          "02_static_kv_use": check_kv_use_numbers, "08_kv_bytes": check_kv_bytes_numbers}
 
 
 def is_positive(x) -> bool:

@@ -119,3 +119,37 @@ def plot_throughput_vs_spread(measurements: list, engines: list, full: bool):
     fig.suptitle(f"Throughput as output lengths spread (Anyscale workload, {budget},\n"
                  f"everything waiting; {runs})")
     return fig
+
+
+def plot_kv_use(kv_utilization: dict):
+    """Chapter 2: the share of reserved KV slots that held a token, averaged over steps,
+    for each engine; the legend under the axis, which the bars fill."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    names, used = list(kv_utilization), list(kv_utilization.values())
+    ax.barh(names, used, label="holding a token")
+    ax.barh(names, [1 - u for u in used], left=used, color="lightgray", label="reserved, empty")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of reserved KV slots, averaged over steps")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
+    return fig
+
+
+def plot_kv_bytes(traffic: list, batch: int, context: int):
+    """Chapter 8: the bytes a paged decode step's grid reads, one head per program and
+    packed, against what must move, for 32, 8 and 4 KV heads; computed, not measured."""
+    by = {(t["kv_heads"], t["layout"]): t for t in traffic}
+    kv_heads = sorted({t["kv_heads"] for t in traffic}, reverse=True)
+    layouts = list(dict.fromkeys(t["layout"] for t in traffic))         # one head per program, then packed
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    x = np.arange(len(kv_heads))
+    for offset, layout in zip((-0.2, 0.2), layouts):
+        kind = "one head per program" if "one head per program" in layout else "packed"
+        ax.bar(x + offset, [by[kv, layout]["grid_gb"] for kv in kv_heads], width=0.4, label=f"grid reads: {kind}")
+    ax.plot(x, [by[kv, layouts[-1]]["required_gb"] for kv in kv_heads], "k_", markersize=40, label="must move")
+    ax.set_xticks(x, [f"{kv} KV heads (GQA {32 // kv})" for kv in kv_heads])
+    ax.set_ylabel("GB per layer")
+    ax.set_title(f"Paged decode, 32 query heads x 128, bf16, batch {batch} x {context} tokens, blocks of 16\n"
+                 "(computed from the kernels' tiles: arithmetic, no machine involved)", fontsize=9)
+    # the marker drawn at a third of its size in the legend, so it stays beside its label
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, markerscale=0.35)
+    return fig
