@@ -265,3 +265,12 @@ def test_the_ledger_only_shrinks_unless_told_to_grow(tmp_path, monkeypatch, caps
     assert json.loads(ledger.read_text()) == {"page.md": {"12": 1, "7": 1}}
     assert accounted.main(["ledger", "page.md", "--grow"]) == 0
     assert json.loads(ledger.read_text())["page.md"]["99"] == 1
+
+
+def test_an_input_is_read_where_the_engine_keeps_it():
+    """<!--m code/config ...--> reads minicb.config's names: a default quoted wrong fails."""
+    assert differences('`block_size` (<!--m code/config d EngineConfig.block_size-->16<!--/m-->)') == []
+    [wrong] = differences('`block_size` (<!--m code/config d EngineConfig.block_size-->32<!--/m-->)')
+    assert "gives '16'" in wrong
+    [missing] = differences('<!--m code/nowhere d x-->1<!--/m-->')
+    assert "no module for code/nowhere" in missing

@@ -23,6 +23,7 @@ A number that is not measured says what it is instead: an input the run was give
 a file's prose that carry none of these markers.
 """
 import argparse
+import importlib
 import json
 import math
 import re
@@ -54,7 +55,15 @@ BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() 
 
 def sidecar(name: str) -> dict:
     """figures/NAME.json, read once per process; profiles/NAME is a profile fitted to
-    a GPU run (minicb/profiles/NAME.json, which names that run's commit)."""
+    a GPU run (minicb/profiles/NAME.json, which names that run's commit); code/MODULE
+    is an input read where the engine keeps it, minicb.MODULE's names (code/config:
+    EngineConfig.block_size is the default block size)."""
+    if name.startswith("code/") and name not in SIDECARS:
+        try:
+            module = importlib.import_module(f"minicb.{name.removeprefix('code/').replace('/', '.')}")
+        except ImportError as error:
+            raise ValueError(f"no module for {name}: {error}") from None
+        SIDECARS[name] = {k: v for k, v in vars(module).items() if not k.startswith("_")}
     if name not in SIDECARS:
         folder = "minicb" if name.startswith("profiles/") else "figures"
         path = project_root() / folder / f"{name}.json"
@@ -215,8 +224,10 @@ def differences(text: str) -> list[str]:
             want = None
             found.append(f"line {line_of(text, m.start())}: {error}")
         if want is not None and m["value"] != want:
-            found.append(f"line {line_of(text, m.start())}: wrote {m['value']!r}, "
-                         f"figures/{source_of(m['spec'], text)[0]}.json gives {want!r}")
+            source = source_of(m["spec"], text)[0]
+            where = (f"minicb.{source.removeprefix('code/')}" if source.startswith("code/")
+                     else f"figures/{source}.json")
+            found.append(f"line {line_of(text, m.start())}: wrote {m['value']!r}, {where} gives {want!r}")
     for m in OUTPUT.finditer(text):
         if m["body"] != saved_output(m["source"]):
             found.append(f"line {line_of(text, m.start())}: the block is not what figures/{m['source']} "
