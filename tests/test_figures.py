@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minicb.tools.report import figures, scale  # noqa: E402
+from minicb.tools.report import figures, redraw, scale  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -247,14 +247,14 @@ def test_the_decode_roofline_s_old_layout_is_refused_and_its_new_one_reads(tmp_p
     with pytest.raises(ValueError, match="the legend over 'llama-3.1-8b, context 1024'"):
         figures.save_simulated_figure(old_decode_roofline_layout(meta["measurements"], meta["context"]),
                                       "old", "h100-sxm", "llama-3.1-8b", {})
-    figures.save_simulated_figure(figures.REDRAW["08_decode_roofline"](meta), "new", "h100-sxm", "llama-3.1-8b", {})
+    figures.save_simulated_figure(redraw.REDRAW["08_decode_roofline"](meta), "new", "h100-sxm", "llama-3.1-8b", {})
 
 
 def test_a_gpu_run_s_figure_is_redrawn_from_its_sidecar_with_that_run_s_stamp(tmp_path):
     gpu = figures.project_root() / "figures" / "gpu"
     for suffix in (".json", ".png"):
         (tmp_path / f"08_decode_roofline{suffix}").write_bytes((gpu / f"08_decode_roofline{suffix}").read_bytes())
-    figures.main(["redraw", str(tmp_path / "08_decode_roofline.json"), "--why", "a test"])
+    redraw.main(["redraw", str(tmp_path / "08_decode_roofline.json"), "--why", "a test"])
     meta = json.loads((tmp_path / "08_decode_roofline.json").read_text())
     assert meta["gpu"] == "NVIDIA H200" and meta["redrawn"]["why"] == "a test"
     assert meta["measurements"] == json.loads((gpu / "08_decode_roofline.json").read_text())["measurements"]
@@ -265,12 +265,12 @@ def test_the_kv_figures_are_redrawn_from_their_sidecars_and_refuse_bad_numbers(t
     gpu = figures.project_root() / "figures" / "gpu"
     meta = json.loads((gpu / f"{name}.json").read_text())
     (tmp_path / f"{name}.json").write_text(json.dumps(meta))
-    figures.main(["redraw", str(tmp_path / f"{name}.json"), "--why", "a test"])
+    redraw.main(["redraw", str(tmp_path / f"{name}.json"), "--why", "a test"])
     redrawn = json.loads((tmp_path / f"{name}.json").read_text())
     assert redrawn[numbers] == meta[numbers] and redrawn["overlapping_text"] == [] and (tmp_path / f"{name}.png").is_file()
     (tmp_path / f"{name}.json").write_text(json.dumps(meta | {numbers: "none"}))
     with pytest.raises(SystemExit):
-        figures.main(["redraw", str(tmp_path / f"{name}.json")])
+        redraw.main(["redraw", str(tmp_path / f"{name}.json")])
     assert "needs" in capsys.readouterr().err
 
 
@@ -313,10 +313,10 @@ def first_row(meta) -> dict:
 def test_redraw_refuses_a_bad_sidecar_in_one_line(tmp_path, capsys, change, says):
     path = str(tmp_path / "none.json") if change == "missing" else roofline_sidecar(tmp_path, change)
     with pytest.raises(SystemExit) as stopped:
-        figures.main(["redraw", path])
+        redraw.main(["redraw", path])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and len(err.splitlines()) == 1, err
-    assert err.startswith(f"python -m minicb.tools.report.figures: error: {path}: ") and says in err, err
+    assert err.startswith(f"python -m minicb.tools.report.redraw: error: {path}: ") and says in err, err
     assert not (tmp_path / "08_decode_roofline.png").exists()          # nothing was drawn
 
 
@@ -349,7 +349,7 @@ def test_the_decode_roofline_reads_with_the_fused_modes_too(tmp_path, monkeypatc
     for shape in {key.split(" | ")[0] for key in measurements}:
         for mode in ("fused ops", "fused ops, async scheduling"):
             measurements[f"{shape} | paged, {mode}"] = measurements[f"{shape} | paged"]
-    fig = figures.REDRAW["08_decode_roofline"](dict(meta, measurements=measurements))
+    fig = redraw.REDRAW["08_decode_roofline"](dict(meta, measurements=measurements))
     assert len(fig.axes[-1].get_legend().get_texts()) == 7
     figures.save_simulated_figure(fig, "fused", "h100-sxm", "llama-3.1-8b", {})
     plt.close("all")
@@ -374,9 +374,9 @@ def test_the_spread_figure_is_redrawn_from_its_sidecar_with_the_peers_apart(tmp_
     for suffix in (".json", ".png"):
         (tmp_path / f"07_throughput_vs_spread{suffix}").write_bytes((gpu / f"07_throughput_vs_spread{suffix}").read_bytes())
     meta = json.loads((tmp_path / "07_throughput_vs_spread.json").read_text())
-    fig = figures.REDRAW["07_throughput_vs_spread"](meta)
+    fig = redraw.REDRAW["07_throughput_vs_spread"](meta)
     assert [ax.get_yscale() for ax in fig.axes] == ["log", "log"]
-    figures.main(["redraw", str(tmp_path / "07_throughput_vs_spread.json"), "--why", "a test"])
+    redraw.main(["redraw", str(tmp_path / "07_throughput_vs_spread.json"), "--why", "a test"])
     redrawn = json.loads((tmp_path / "07_throughput_vs_spread.json").read_text())
     assert redrawn["measurements"] == meta["measurements"] and redrawn["over_data"] == []
 
@@ -394,6 +394,6 @@ def test_redraw_refuses_a_bad_spread_sidecar_in_one_line(tmp_path, capsys, chang
     path = tmp_path / "07_throughput_vs_spread.json"
     path.write_text(json.dumps(meta))
     with pytest.raises(SystemExit) as stopped:
-        figures.main(["redraw", str(path)])
+        redraw.main(["redraw", str(path)])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and len(err.splitlines()) == 1 and says in err, err

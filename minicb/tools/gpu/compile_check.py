@@ -40,6 +40,7 @@ from ...kernels.contiguous_attention import contiguous_attention
 from ...kernels.padded_attention import padded_attention
 from ...kernels.paged_attention import paged_attention, paged_attention_tiles
 from ...kernels.ragged_attention import ragged_attention
+from ..report.scale import current_commit, machine
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HEAD_DIMS = (64, 80, 128)
@@ -303,8 +304,7 @@ def fp32_tall_tile_probe(arch: int = 90) -> Compiled:
     """The launch that set fp32 tiles at 32 rows: contiguous attention in fp32 at head
     dim 128, with tiles of 64 rows (tile_options' choice for fp16) instead. It
     spills (chapter 8, "Compiled for a GPU you do not have")."""
-    from ...kernels import online_softmax as tiles
-
+    tiles = online_softmax
     chosen = tiles.tile_options
 
     def tall(dtype, *args, **kwargs):
@@ -328,8 +328,6 @@ def summary(rows: list[Compiled]) -> dict:
     registers and shared memory any one uses, and what the tall fp32 tile spills."""
     probe = fp32_tall_tile_probe()
     widest = max(rows, key=lambda r: r.shared_bytes)
-    from ..report.scale import current_commit, machine
-
     return dict(triton=triton.__version__, commit=current_commit(), machine=machine(),
                 archs=sorted({r.arch for r in rows}), kernels=len(rows),
                 failed=sum(not r.ok for r in rows), most_registers=max(r.registers for r in rows),
