@@ -139,7 +139,7 @@ figures-cpu: $(VENV)/.installed-dev
 	    || exit 1; done
 	MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= $(PY) -m minicb demo \
 	  | grep -v '^figure: \|^  written to' > $(ONE_RUN)/demo_output.txt
-	rm -rf figures/cpu && mkdir -p figures/cpu
+	find figures/cpu -maxdepth 1 -type f -delete       # the notebooks' own; cli/ and compile/ are other commands'
 	for f in $(CPU_FIGURES) demo_schedules; do cp $(ONE_RUN)/$$f.png $(ONE_RUN)/$$f.json figures/cpu/; done
 	cp $(ONE_RUN)/*_claims.json $(ONE_RUN)/demo_output.txt figures/cpu/
 	rm -rf figures/simulated && mkdir -p figures/simulated

@@ -122,6 +122,17 @@ def test_each_figure_comes_from_the_run_its_notebooks_saved_output_shows(folder)
             f"{path.name} comes from run {run['run_id']}, which {notebook.name}'s saved output does not show"
 
 
+def test_every_cpu_figure_and_prediction_comes_from_one_make_figures_cpu_at_one_commit():
+    """make figures-cpu runs every notebook, each a process (a run id) of its own, at
+    one commit: the README says which, and no notebook's figures are left from another."""
+    import json
+
+    commits = {path.name: json.loads(path.read_text())["run"]["commit"]
+               for folder in ("cpu", "simulated") for path in committed_sidecars(folder)}
+    assert len(set(commits.values())) == 1, commits
+    assert not next(iter(commits.values())).endswith("+changes")       # committed code drew them
+
+
 def test_the_demo_s_saved_output_and_its_sidecar_are_one_run():
     import json
 
