@@ -285,3 +285,15 @@ def test_an_input_is_read_where_the_engine_keeps_it():
     assert "gives '16'" in wrong
     [missing] = differences('<!--m code/nowhere d x-->1<!--/m-->')
     assert "no module for code/nowhere" in missing
+
+
+def test_a_notebook_s_markdown_is_rendered_cell_by_cell_and_its_code_left_alone(tmp_path):
+    marked = f"paged ran <!--m gpu/07_throughput_vs_spread .2f {RATIO}-->4.90<!--/m--> times static's"
+    cells = [dict(cell_type="markdown", metadata={}, source=[marked]),
+             dict(cell_type="code", metadata={}, source=["x = '4.90'"], outputs=[], execution_count=None)]
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps(dict(cells=cells, metadata={}, nbformat=4, nbformat_minor=5), indent=1) + "\n")
+    assert differences(numbers.markdown_of(path)) != []
+    assert numbers.render_file(path) and not numbers.render_file(path)       # once, then nothing to do
+    after = json.loads(path.read_text())["cells"]
+    assert "-->4.89<!--/m-->" in after[0]["source"][0] and after[1]["source"] == ["x = '4.90'"]

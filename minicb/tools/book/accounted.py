@@ -39,10 +39,9 @@ from collections import Counter
 from pathlib import Path
 
 from ..report.scale import project_root
-from .numbers import BOOK_FILES, DECLARED, DECLARED_LIST, DEFINED, MARKED, OUTPUT, line_of
+from .numbers import BOOK_FILES, DECLARED, DECLARED_LIST, DEFINED, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
 
 LEDGER = Path(__file__).with_name("ledger.json")
-NOTEBOOK_FILES = sorted(f"notebooks/{p.name}" for p in (project_root() / "notebooks").glob("*.ipynb"))
 
 NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)*(?:\s*(?:[xX×%]|-fold\b))?")
 # A number spelled out, with a unit that makes it a measurement: "five times", "83 percent".
@@ -101,15 +100,8 @@ def context_rule(text: str, m: re.Match, name: str) -> str | None:
     return None
 
 
-def notebook_markdown(path: Path) -> str:
-    """A notebook's markdown cells, one after another: what a reader reads there."""
-    cells = json.loads(path.read_text())["cells"]
-    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-
-
 def reader_text(name: str) -> str:
-    path = project_root() / name
-    return notebook_markdown(path) if name.endswith(".ipynb") else path.read_text()
+    return markdown_of(project_root() / name)
 
 
 def unaccounted(name: str) -> Counter:

@@ -1,8 +1,8 @@
 """Every measured number a reader sees comes from the run that measured it.
 
-In the book's chapters and the README, a measured number is written between two
-markers that say where it comes from, and the text between them is what this
-module renders there::
+In the book's chapters, the README and the notebooks' markdown cells, a measured
+number is written between two markers that say where it comes from, and the text
+between them is what this module renders there::
 
     paged batching reached <!--m gpu/07_throughput_vs_spread .2f
     median_ratio_to_static["1536"]["paged"]-->4.89<!--/m--> times static's
@@ -49,6 +49,7 @@ DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[\w-]+))?-->(?P<va
 MEASURED_LOOKING = re.compile(
     r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×](?!\s*\d|\w)|%|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
     r"[KMGT]i?B(?:/s)?\b|tok/s\b|tokens? (?:per|a) second\b|requests? (?:per|a) second\b|times\b))")
+NOTEBOOK_FILES = sorted(f"notebooks/{p.name}" for p in (project_root() / "notebooks").glob("*.ipynb"))
 BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() / "lessons").glob("*.md")),
               "notebooks/answers.md"]
 
@@ -331,26 +332,52 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def markdown_of(path: Path) -> str:
+    """What a reader reads in a file: a notebook's markdown cells, one after another."""
+    if path.suffix != ".ipynb":
+        return path.read_text()
+    cells = json.loads(path.read_text())["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def render_file(path: Path) -> bool:
+    """Render a file's marked numbers in place (a notebook's cell by cell, its outputs
+    untouched); whether anything changed."""
+    if path.suffix != ".ipynb":
+        text = path.read_text()
+        new = rendered(text)
+    else:
+        text = path.read_text()
+        notebook = json.loads(text)
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "markdown":
+                cell["source"] = rendered("".join(cell["source"])).splitlines(keepends=True)
+        new = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    if new != text:
+        path.write_text(new)
+    return new != text
+
+
 def main(argv=None):
     """python -m minicb.tools.book.numbers render|check [FILE...]: write every marked
     number from its sidecar, or say where one differs (exit 1)."""
     parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.numbers", description=main.__doc__)
     parser.add_argument("command", choices=["render", "check"])
-    parser.add_argument("files", nargs="*", default=BOOK_FILES)
+    parser.add_argument("files", nargs="*", default=BOOK_FILES + NOTEBOOK_FILES)
     args = parser.parse_args(argv)
     problems = []
     for name in args.files:
         path = project_root() / name
-        text = path.read_text()
+        text = markdown_of(path)
         try:
             if args.command == "render":
-                new = rendered(text)
-                if new != text:
-                    path.write_text(new)
+                if render_file(path):
                     print(f"{name}: rendered")
             else:
+                # a notebook's markdown says what it will check; its outputs print the verdicts
+                judged = [] if name.endswith(".ipynb") else unjudged(text)
                 problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
-                             + malformed(text) + unknown_citations(text) + unjudged(text)]
+                             + malformed(text) + unknown_citations(text) + judged]
         except ValueError as error:
             problems.append(f"{name}: {error}")
     for problem in problems:
