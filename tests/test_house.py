@@ -2,6 +2,7 @@
 at a module's top or inside a function, points down this order, and none
 runs in a circle."""
 import ast
+import subprocess
 import sys
 from functools import cache
 from pathlib import Path
@@ -185,3 +186,13 @@ def test_no_python_file_passes_500_lines():
     long = sorted(f"{p.relative_to(ROOT)}: {n}" for p in paths
                   if (n := len(p.read_text().splitlines())) > 500)
     assert not long, f"split these: {long}"
+
+
+def test_importing_minicb_loads_no_server_plots_client_or_course():
+    """`import minicb` is the engine: the server (fastapi, uvicorn, prometheus_client),
+    the plots (matplotlib), the benchmark client (openai) and the course's checks
+    (hypothesis) load only where a command uses them."""
+    heavy = ("fastapi", "uvicorn", "prometheus_client", "matplotlib", "openai", "hypothesis")
+    code = f"import sys, minicb; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", (result.stdout, result.stderr[-2000:])
