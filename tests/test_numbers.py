@@ -223,6 +223,7 @@ PLANTS = {
     "req/s": "21.4 req/s under load",
     "bytes": "784 bytes of shared memory",
     "a number beside a chapter's": "chapter 5 measured 5.5x",
+    "a value added to the file's inputs list": "<!--inputs: 5.37x-->\n\npaged ran 5.37x static",
 }
 
 
