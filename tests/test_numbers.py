@@ -18,7 +18,15 @@ RATIO = 'median_ratio_to_static["1536"]["paged"]'
 def test_every_marked_number_is_what_its_sidecar_gives(name):
     text = (project_root() / name).read_text()
     assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
-    assert malformed(text) == [] and numbers.unjudged(text) == []
+    assert malformed(text) == [] and numbers.unjudged(text) == [] and numbers.hand_typed_verdicts(text) == []
+
+
+@pytest.mark.parametrize("said", ["the smallest chunk was steadier (a claim that held)",
+                                  "and against the largest chunk the run could not decide",
+                                  "on this run both held", "the light-load claims were not decided"])
+def test_a_verdict_typed_by_hand_is_found(said):
+    assert len(numbers.hand_typed_verdicts(f"## Latency\n\n{said}.")) == 1
+    assert numbers.hand_typed_verdicts(f"## Claims about time\n\n{said}.") == []
 
 
 def test_a_claim_about_time_in_words_carries_its_run_s_verdict():

@@ -266,6 +266,23 @@ def unjudged(text: str) -> list[str]:
     return found
 
 
+# A verdict in words: what only a rendered verdict(...) may say of a run's claim.
+HAND_VERDICT = re.compile(r"\b(?:(?:a |the )?claims? (?:that )?(?:held|holds|did not hold)|could not decide|"
+                          r"(?:left|leaves) (?:it |them |both |its [\w ]+)?undecided|(?:was|were) not decided|"
+                          r"(?:it|they|both|all \w+) held)\b")
+
+
+def hand_typed_verdicts(text: str) -> list[str]:
+    """Verdicts written by hand in prose, outside a marker: a rerun can reverse them
+    unseen. The section that explains claims about time speaks of verdicts in general."""
+    found, prose = [], blanked(text)
+    for m in HAND_VERDICT.finditer(prose):
+        heading = ([""] + re.findall(r"^#+ (.*)$", text[:m.start()], re.M))[-1]
+        if heading != "Claims about time":
+            found.append(f"line {line_of(text, m.start())}: {m.group(0)!r} by hand: render it with verdict(...)")
+    return found
+
+
 def misplaced(text: str) -> list[str]:
     """Markers that begin a line: markdown would take such a line for a block of
     HTML, and the paragraph around it would break. A word goes before it."""
@@ -375,7 +392,7 @@ def main(argv=None):
                     print(f"{name}: rendered")
             else:
                 # a notebook's markdown says what it will check; its outputs print the verdicts
-                judged = [] if name.endswith(".ipynb") else unjudged(text)
+                judged = [] if name.endswith(".ipynb") else unjudged(text) + hand_typed_verdicts(text)
                 problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
                              + malformed(text) + unknown_citations(text) + judged]
         except ValueError as error:
