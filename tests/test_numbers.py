@@ -306,3 +306,27 @@ def test_a_notebook_s_markdown_is_rendered_cell_by_cell_and_its_code_left_alone(
     assert numbers.render_file(path) and not numbers.render_file(path)       # once, then nothing to do
     after = json.loads(path.read_text())["cells"]
     assert "-->4.89<!--/m-->" in after[0]["source"][0] and after[1]["source"] == ["x = '4.90'"]
+
+
+def test_a_worked_example_renders_its_inputs_and_checks_its_arithmetic():
+    """<!--example NAME: ...--> sets an example's inputs once; each number of the
+    example, input or result, is a marker over them, so a slip in the sum is found."""
+    text = ("<!--example kv: seqs=64; tokens=4096; gb=seqs*tokens*8*2*128*2/1e9-->\n"
+            "Take <!--m example/kv d seqs-->64<!--/m--> sequences of <!--m example/kv , tokens-->4,096<!--/m-->"
+            " tokens: the step reads <!--m example/kv .2f gb-->1.07<!--/m--> GB.")
+    assert differences(text) == []
+    assert differences(text.replace("-->1.07<", "-->1.7<")) == [
+        "line 2: wrote '1.7', the example 'kv' gives '1.07'"]
+    assert differences(text.replace("seqs=64", "seqs=32")) != []       # an input changed moves its results
+    assert "set 2 times" in differences(text + "\n<!--example kv: seqs=1-->")[0]
+    assert "not NAME=VALUE" in differences(text.replace("seqs=64;", "seqs 64;"))[0]
+    assert {rule for _, _, rule in accounted.accounting(text)} == {"declared", "rendered"}
+
+
+def test_a_number_a_test_checks_is_read_from_the_test_file():
+    """<!--m tests/MODULE ...--> reads what a test file sets at its top."""
+    names = numbers.sidecar("tests/test_paged")
+    assert differences(f"block sizes <!--m tests/test_paged d BLOCK_SIZES[0]-->{names['BLOCK_SIZES'][0]}<!--/m-->") == []
+    [wrong] = differences("block sizes <!--m tests/test_paged d BLOCK_SIZES[0]-->999<!--/m-->")
+    assert "tests/test_paged.py gives" in wrong
+    assert "no file tests/nowhere.py" in differences("<!--m tests/nowhere d x-->1<!--/m-->")[0]

@@ -20,6 +20,8 @@ GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 # (new tokens, context) per sequence: a prefill, decodes, chunks of a prefill
 # (new tokens < context, more than one), lengths on and off block boundaries.
 PAGED_SEQS = [(33, 33), (1, 40), (7, 7), (1, 32), (8, 48), (16, 17), (1, 1)]
+# Tokens per block, from one token (every block a boundary) to more than a short sequence.
+BLOCK_SIZES = (1, 16, 32)
 
 
 def paged_inputs(query_lens, context_lens, num_heads, num_kv_heads, head_dim, dtype, block_size):
@@ -40,7 +42,7 @@ def paged_inputs(query_lens, context_lens, num_heads, num_kv_heads, head_dim, dt
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("block_size", [1, 16, 32])
+@pytest.mark.parametrize("block_size", BLOCK_SIZES)
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
 def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):

@@ -8,8 +8,9 @@ rule lets it stand:
 
 - ``rendered``: inside a marker (``<!--m ...-->4.89<!--/m-->``) or a block of
   saved output (``<!--output ...-->``), written from its source;
-- ``declared``: inside ``<!--input-->`` or ``<!--cited ...-->``, or listed in the
-  file's own ``<!--inputs: ...-->`` or ``<!--cited LABEL: ...-->``;
+- ``declared``: inside ``<!--input-->`` or ``<!--cited ...-->``, listed in the
+  file's own ``<!--inputs: ...-->`` or ``<!--cited LABEL: ...-->``, or in a worked
+  example's inputs (``<!--example NAME: ...-->``), which its markers render;
 - ``quoted``: in the references chapter, what the book quotes from a reference
   (``Quoted in this book: ...``), which each citation is checked against;
 - ``listing``: a code listing included from a file (``{{#include ...}}``);
@@ -39,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..report.scale import project_root
-from .numbers import BOOK_FILES, DECLARED, DECLARED_LIST, DEFINED, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
+from .numbers import BOOK_FILES, DECLARED, DECLARED_LIST, DEFINED, EXAMPLE, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
 
 LEDGER = Path(__file__).with_name("ledger.json")
 
@@ -54,7 +55,7 @@ VERSION_BEFORE = re.compile(r"\b(?:torch|PyTorch|Triton|triton|transformers|Pyth
                             r"Debian|version|fastapi|uvicorn)\s+\Z")
 # Spans whose numbers a rule covers whole.
 SPANS = [("rendered", MARKED), ("rendered", OUTPUT), ("declared", DECLARED), ("declared", DECLARED_LIST),
-         ("declared", DEFINED), ("listing", re.compile(r"\{\{#.*?\}\}")),
+         ("declared", DEFINED), ("declared", EXAMPLE), ("listing", re.compile(r"\{\{#.*?\}\}")),
          ("quoted", re.compile(r"Quoted in this book:[^\n]*")),
          ("code", re.compile(r"^```(?:python|bash|sh|shell)\n.*?^```", re.S | re.M)),
          ("link", re.compile(r"\]\([^)]*\)|<https?://[^>]*>|<span id=\"[^\"]*\"></span>|\(#[\w-]+\)"))]

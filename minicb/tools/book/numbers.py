@@ -43,6 +43,10 @@ OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>(?:(?!`
 DECLARED_LIST = re.compile(r"<!--(?:inputs|cited [\w-]+): (?P<numbers>.*?)-->", re.S)
 # A number's source, defined once and named, for markers that give only the name.
 DEFINED = re.compile(r"<!--number (?P<name>[\w-]+): (?P<spec>.+?)-->", re.S)
+# A worked example's inputs, set once where the text sets them, each a literal or a
+# sum over those before it; markers (<!--m example/NAME FORMAT EXPRESSION-->) render
+# each input and each number that follows from them, so arithmetic is checked too.
+EXAMPLE = re.compile(r"<!--example (?P<name>[\w-]+): (?P<body>.+?)-->", re.S)
 DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[\w-]+))?-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
 # What reads as a measured number: digits with a unit of time, rate, bytes, a ratio
 # or a share (1.44x, 3.05 ms, 5,891 tokens per second, 2.47 GB, 77%).
@@ -58,7 +62,10 @@ def sidecar(name: str) -> dict:
     """figures/NAME.json, read once per process; profiles/NAME is a profile fitted to
     a GPU run (minicb/profiles/NAME.json, which names that run's commit); code/MODULE
     is an input read where the engine keeps it, minicb.MODULE's names (code/config:
-    EngineConfig.block_size is the default block size)."""
+    EngineConfig.block_size is the default block size); tests/MODULE is what a test
+    file sets at its top (tests/test_paged: BLOCK_SIZES, the sizes it checks)."""
+    if name.startswith("tests/") and name not in SIDECARS:
+        SIDECARS[name] = module_names(project_root() / f"{name}.py")
     if name.startswith("code/") and name not in SIDECARS:
         try:
             module = importlib.import_module(f"minicb.{name.removeprefix('code/').replace('/', '.')}")
@@ -78,9 +85,40 @@ def sidecar(name: str) -> dict:
 SIDECARS: dict[str, dict] = {}
 
 
-def value_of(source: str, spec: str, expression: str) -> str:
-    """The text a marker renders: the expression over the sidecar, formatted."""
-    data, expression = sidecar(source), " ".join(expression.split())     # it may wrap lines
+def module_names(path: Path) -> dict:
+    """The public names a test file sets, imported as the tests package's module."""
+    if not path.exists():
+        raise ValueError(f"no file {path.relative_to(project_root())}")
+    if str(project_root()) not in sys.path:
+        sys.path.insert(0, str(project_root()))
+    module = importlib.import_module(f"tests.{path.stem}")
+    return {k: v for k, v in vars(module).items() if not k.startswith("_")}
+
+
+def example(text: str, name: str) -> dict:
+    """The inputs of the worked example NAME that the text sets (<!--example NAME:
+    seqs=64; tokens=4096; cache=seqs*tokens*2-->), each computed from those before."""
+    bodies = [m["body"] for m in EXAMPLE.finditer(text) if m["name"] == name]
+    if len(bodies) != 1:
+        raise ValueError(f"the example {name!r} is set {len(bodies)} times in this file, not once "
+                         f"(<!--example {name}: NAME=VALUE; NAME=VALUE-->)")
+    values = {}
+    for part in filter(str.strip, bodies[0].split(";")):
+        key, equals, expression = (p.strip() for p in part.partition("="))
+        if not equals or not key.isidentifier():
+            raise ValueError(f"the example {name!r}: {part.strip()!r} is not NAME=VALUE")
+        try:
+            values[key] = eval(" ".join(expression.split()), {"__builtins__": NAMES, **values})
+        except Exception as error:
+            raise ValueError(f"the example {name!r}: {key} = {expression!r} cannot be computed: {error}") from None
+    return values
+
+
+def value_of(source: str, spec: str, expression: str, text: str = "") -> str:
+    """The text a marker renders: the expression over the sidecar (or over a worked
+    example the text sets), formatted."""
+    data = example(text, source.removeprefix("example/")) if source.startswith("example/") else sidecar(source)
+    expression = " ".join(expression.split())     # it may wrap lines
     names = {k: v for k, v in data.items() if k.isidentifier()}
     try:
         # The sidecar's keys as globals: a generator expression inside sees them too.
@@ -199,7 +237,7 @@ def rendered(text: str) -> str:
     block of output copied from its file."""
     def write(m):
         head = m.group(0)[:m.start("value") - m.start()]
-        return f"{head}{value_of(*source_of(m['spec'], text))}<!--/m-->"
+        return f"{head}{value_of(*source_of(m['spec'], text), text)}<!--/m-->"
 
     def copy(m):
         whole = m.group(0)
@@ -220,13 +258,15 @@ def differences(text: str) -> list[str]:
     found = []
     for m in MARKED.finditer(text):
         try:
-            want = value_of(*source_of(m["spec"], text))
+            want = value_of(*source_of(m["spec"], text), text)
         except ValueError as error:
             want = None
             found.append(f"line {line_of(text, m.start())}: {error}")
         if want is not None and m["value"] != want:
             source = source_of(m["spec"], text)[0]
             where = (f"minicb.{source.removeprefix('code/')}" if source.startswith("code/")
+                     else f"{source}.py" if source.startswith("tests/")
+                     else f"the example {source.removeprefix('example/')!r}" if source.startswith("example/")
                      else f"figures/{source}.json")
             found.append(f"line {line_of(text, m.start())}: wrote {m['value']!r}, {where} gives {want!r}")
     for m in OUTPUT.finditer(text):
