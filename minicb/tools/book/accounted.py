@@ -89,6 +89,8 @@ def context_rule(text: str, m: re.Match, name: str) -> str | None:
         return "name"                            # H200, fp16, sm_90, Llama-3.1, e^-0.25
     if re.match(r"[A-Za-z]", after) and not UNIT_AFTER.match(after) and not re.search(r"[xX×%]$", number):
         return "name"                            # 8B, 135M, 48dfbf1, 3rd
+    if re.search(r"\b(?:Llama|Qwen|Mistral|SmolLM|GPT)\s\Z", before) and re.fullmatch(r"\d+(?:\.\d+)?", number):
+        return "name"                            # Llama 3.2: a model's family and generation
     if REFERENCE_BEFORE.search(before) and re.fullmatch(r"\d{1,2}", number):
         return "reference"
     if (VERSION_BEFORE.search(before) and re.fullmatch(r"\d+(?:\.\d+)*", number)) or \
