@@ -21,6 +21,11 @@ DTYPES = ("float32", "float16", "bfloat16")
 COUNTS = ("max_model_len", "max_batch_size", "max_num_seqs", "max_num_batched_tokens",
           "schedule_interval", "block_size", "num_blocks", "tensor_parallel_size", "num_threads")
 
+# Defaults that follow the model: max_model_len is its context capped here (a KV
+# reservation per request grows with it), and a step's token budget is at least this.
+MAX_MODEL_LEN_CAP = 4096
+MIN_BATCHED_TOKENS = 2048
+
 
 def checked_device(device) -> str:
     """The device as a string minicb runs on: "cpu", or "cuda" / "cuda:N" for a GPU
@@ -301,12 +306,12 @@ class EngineConfig:
         """max_context: the longest sequence the model computes exactly (its
         max_position_embeddings, or its sliding window if that is shorter)."""
         if self.max_model_len is None:
-            self.max_model_len = min(max_context, 4096)
+            self.max_model_len = min(max_context, MAX_MODEL_LEN_CAP)
         elif self.max_model_len > max_context:
             raise ValueError(f"max_model_len {self.max_model_len} exceeds the model's "
                              f"maximum context {max_context}")
         if self.max_num_batched_tokens is None:
-            self.max_num_batched_tokens = max(2048, self.max_model_len)
+            self.max_num_batched_tokens = max(MIN_BATCHED_TOKENS, self.max_model_len)
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least "
                              f"max_num_seqs {self.max_num_seqs}: every running request decodes a token per step")

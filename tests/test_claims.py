@@ -53,6 +53,10 @@ def test_bad_arguments_are_named():
         judge([], "<", [3, 4])
 
 
+WRONG_SHARE = 0.01               # with no effect, the share of verdicts "does not hold" it must stay under
+EFFECT = 8                       # an effect, in standard deviations of the noise, it must find
+
+
 def test_on_synthetic_noise_it_rarely_decides_wrongly_and_finds_a_real_effect():
     """Three repeats a side, normal noise of standard deviation 1: with no effect
     at all, a verdict 'does not hold' must be rare (it would fail a notebook for
@@ -61,9 +65,9 @@ def test_on_synthetic_noise_it_rarely_decides_wrongly_and_finds_a_real_effect():
     rng = np.random.default_rng(0)
     trials = [(rng.standard_normal(3), rng.standard_normal(3)) for _ in range(2000)]
     wrong = sum(judge(a, "<", b).holds is False for a, b in trials)
-    found = sum(judge(a, "<", b + 8).holds is True for a, b in trials)
+    found = sum(judge(a, "<", b + EFFECT).holds is True for a, b in trials)
     undecided = sum(judge(a, "<", b).holds is None for a, b in trials)
-    assert wrong / len(trials) < 0.01
+    assert wrong / len(trials) < WRONG_SHARE
     assert found / len(trials) > 0.95
     assert undecided / len(trials) > 0.95                     # no effect: almost always "not decided"
 

@@ -138,3 +138,21 @@ print(json.dumps(sorted(names[i] for (i,), attrs in source.attrs.items() if ["tt
     divisible = json.loads(result.stdout.splitlines()[-1])
     assert divisible == sorted(["Q", "K", "V", "O", "CU_SEQLENS_Q", "SEQ_LENS", "BLOCK_TABLES", "stride_qt",
                                 "stride_qh", "stride_kt", "stride_kh", "stride_ot", "stride_oh", "block_size"])
+
+
+# What Triton does with an integer argument that is not marked do_not_specialize
+# (chapter 8): one equal to this becomes a constant, and one divisible by this gets
+# code that assumes it.
+SPECIALIZED_VALUE, SPECIALIZED_DIVISOR = 1, 16
+
+
+def test_triton_specializes_an_integer_equal_to_one_and_one_divisible_by_sixteen():
+    from triton._C.libtriton import native_specialize_impl
+    from triton.backends.compiler import BaseBackend
+
+    def specialized(value):
+        return native_specialize_impl(BaseBackend, value, False, True, True)
+
+    assert specialized(SPECIALIZED_VALUE) == ("constexpr", SPECIALIZED_VALUE)
+    assert specialized(3 * SPECIALIZED_DIVISOR)[1] == "D"          # known divisible
+    assert specialized(SPECIALIZED_DIVISOR + 1)[1] == specialized(SPECIALIZED_DIVISOR // 2)[1] == ""

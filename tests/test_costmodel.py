@@ -8,6 +8,12 @@ from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, Hardware, kv_budge
 # A round machine, to check the arithmetic: 1 TB/s and 100 TFLOP/s, all of it achieved.
 ROUND = Hardware("round", 80e9, 1e12, 100e12, "a test's", bandwidth_fraction=1.0,
                  flops_fraction=1.0, step_overhead=1e-3)
+# A linear layer's multiply and add: FLOPs per weight per token. Attention's q.k and p.v:
+# FLOPs per head dimension per query head per (query, key) pair.
+FLOPS_PER_WEIGHT = 2
+ATTENTION_FLOPS_PER_DIM = 4
+# The decodes batched in one step, checked on every GPU to cost little more than one.
+DECODE_BATCH = 32
 
 
 def test_the_shapes_count_their_parameters_as_published():
@@ -42,8 +48,9 @@ def test_each_overhead_is_paid_per_what_it_names():
 
 def test_a_long_prefill_is_its_arithmetic():
     shape, n = MODEL_SHAPES["llama-3.1-8b"], 8192
-    linear = 2 * shape.layers * shape.layer_params * n + 2 * shape.vocab * shape.hidden
-    attention = 4 * shape.layers * shape.heads * shape.head_dim * n * (n + 1) // 2
+    linear = (FLOPS_PER_WEIGHT * shape.layers * shape.layer_params * n
+              + FLOPS_PER_WEIGHT * shape.vocab * shape.hidden)
+    attention = ATTENTION_FLOPS_PER_DIM * shape.layers * shape.heads * shape.head_dim * n * (n + 1) // 2
     assert step_seconds(ROUND, shape, 2, [(n, n)], sampled=1) == \
         pytest.approx((linear + attention) / 100e12 + 1e-3, rel=1e-9)
     # twice the tokens, more than twice the time: attention is quadratic
@@ -55,7 +62,7 @@ def test_batching_decodes_is_nearly_free_on_every_gpu():
     shape = MODEL_SHAPES["llama-3.1-8b"]
     for hw in HARDWARE.values():
         alone = step_seconds(hw, shape, 2, [(1, 512)], 1)
-        together = step_seconds(hw, shape, 2, [(1, 512)] * 32, 32)
+        together = step_seconds(hw, shape, 2, [(1, 512)] * DECODE_BATCH, DECODE_BATCH)
         assert alone < together < 1.5 * alone, hw.name
 
 

@@ -128,6 +128,13 @@ def test_real_shapes_have_published_dimensions():
     assert round(params(SHAPES["llama-3.1-8b"]) / 1e9, 2) == 8.03
 
 
+# Chapter 5's example: Bloom-176B (70 layers, 112 heads of 128, no KV heads shared)
+# reserving 1,024 output tokens in fp16: this many bytes a token.
+BLOOM = dict(hidden_size=14336, num_hidden_layers=70, num_attention_heads=112)
+BLOOM_RESERVED_TOKENS = 1024
+BLOOM_TOKEN_BYTES = 4_014_080
+
+
 def test_kv_bytes_per_token_arithmetic():
     """The book's numbers: a 13B model with full multi-head attention (40 layers,
     40 heads of 128) stores 800 KiB per token in fp16; Llama 3.1 8B, with 8 KV
@@ -141,9 +148,9 @@ def test_kv_bytes_per_token_arithmetic():
                                                   if k != "rope_scaling"}))
     assert llama_8b.kv_bytes_per_token(2) == 128 * 1024
     # Chapter 5: Bloom-176B (70 layers, 112 heads of 128) reserving 1,024 tokens holds ~4.1 GB.
-    bloom = ModelConfig.from_hf(dict(base, hidden_size=14336, num_hidden_layers=70, num_attention_heads=112))
-    assert bloom.kv_bytes_per_token(2) == 4_014_080
-    assert round(1024 * bloom.kv_bytes_per_token(2) / 1e9, 1) == 4.1
+    bloom = ModelConfig.from_hf(dict(base, **BLOOM))
+    assert bloom.kv_bytes_per_token(2) == BLOOM_TOKEN_BYTES
+    assert round(BLOOM_RESERVED_TOKENS * bloom.kv_bytes_per_token(2) / 1e9, 1) == 4.1
 
 
 def test_sliding_window_caps_the_context(llama):

@@ -22,6 +22,7 @@ GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
 PAGED_SEQS = [(33, 33), (1, 40), (7, 7), (1, 32), (8, 48), (16, 17), (1, 1)]
 # Tokens per block, from one token (every block a boundary) to more than a short sequence.
 BLOCK_SIZES = (1, 16, 32)
+HEAD_DIMS = (64, 128)
 
 
 def paged_inputs(query_lens, context_lens, num_heads, num_kv_heads, head_dim, dtype, block_size):
@@ -43,7 +44,7 @@ def paged_inputs(query_lens, context_lens, num_heads, num_kv_heads, head_dim, dt
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("block_size", BLOCK_SIZES)
-@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
 @pytest.mark.parametrize("heads", HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
 def test_paged_attention_matches_reference(dtype, block_size, head_dim, heads):
     torch.manual_seed(4)
@@ -120,13 +121,17 @@ def test_a_decode_tile_walks_more_keys_a_trip_only_where_programs_are_few(monkey
     assert keys(torch.bfloat16, 1) == 32                               # no GPU to fill
 
 
+# The splits a GPU with 132 multiprocessors chooses for one sequence of the 8B shape.
+BATCH_1_SPLITS = 16
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_many_splits_of_a_decode_tile_match_the_reference(dtype):
     """The splits a GPU would choose for batch 1 (16), over the tile a GPU's
     16-bit decode then walks (64 keys a trip), contexts on and off its boundaries."""
     torch.manual_seed(9)
     args = paged_inputs([1] * 3, [1000, 64, 257], 8, 2, 128, dtype, block_size=16)
-    out = paged_attention(*args, max_query_len=1, num_splits=16, tile_keys=64)
+    out = paged_attention(*args, max_query_len=1, num_splits=BATCH_1_SPLITS, tile_keys=64)
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[dtype])
 
 
@@ -157,8 +162,12 @@ def test_a_tile_of_any_length_gives_the_reference(tile_keys, num_splits):
     torch.testing.assert_close(out, reference.paged_attention(*args), **TOLERANCE[torch.float16])
 
 
+# (query heads, KV heads): GQA 3, 8 and 64, a group taller than an fp32 tile.
+PACKING_HEADS = [(6, 2), (8, 1), (64, 1)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("heads", [(6, 2), (8, 1), (64, 1)], ids=lambda h: f"gqa{h[0] // h[1]}")
+@pytest.mark.parametrize("heads", PACKING_HEADS, ids=lambda h: f"gqa{h[0] // h[1]}")
 def test_packing_changes_which_program_computes_a_head_not_its_value(dtype, heads):
     """Packed and one-head-per-program launches agree, for prefill chunks and
     decodes, also when a group (64) is taller than one fp32 tile holds (32)."""
@@ -224,13 +233,20 @@ def paged_run(path, prompts, params, **options):
     return [o.output_token_ids for o in outputs], llm
 
 
+# Chapter 6's preemption run: requests, prompt and output tokens each, tokens per block,
+# and the blocks of the cache, fewer than the requests need at the end.
+PREEMPTION_REQUESTS, PREEMPTION_PROMPT, PREEMPTION_OUTPUT = 4, 8, 20
+PREEMPTION_BLOCK_SIZE, PREEMPTION_CACHE_BLOCKS = 4, 16
+
+
 def test_preemption_recomputes_to_the_same_output(llama):
     # Four requests of 8 + 20 tokens need 7 blocks of 4 each at the end: 28 blocks,
     # but the cache has 16. All four start (2 blocks each) and grow together.
-    prompts = [list(range(3 + i, 11 + i)) for i in range(4)]
-    params = [SamplingParams(max_tokens=20, ignore_eos=True)] * 4
+    prompts = [list(range(3 + i, 3 + PREEMPTION_PROMPT + i)) for i in range(PREEMPTION_REQUESTS)]
+    params = [SamplingParams(max_tokens=PREEMPTION_OUTPUT, ignore_eos=True)] * PREEMPTION_REQUESTS
     expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
-    outputs, llm = paged_run(llama, prompts, params, block_size=4, num_blocks=16, max_num_seqs=4)
+    outputs, llm = paged_run(llama, prompts, params, block_size=PREEMPTION_BLOCK_SIZE,
+                             num_blocks=PREEMPTION_CACHE_BLOCKS, max_num_seqs=PREEMPTION_REQUESTS)
     assert outputs == expected
     assert llm.last_run.num_preemptions > 0
 
@@ -322,18 +338,26 @@ def check_blocks(kv):
         assert (block in kv.free_blocks) == (kv.ref_counts[block] == 0)
 
 
+# Chapter 5's worked example, the vLLM paper's: blocks of 4 tokens on an empty pool of 4,
+# "Four score and seven years ago our" (7 tokens) and "you only live" (3), and the block
+# tables and free list the block manager gives them.
+FOUR_SCORE_BLOCK_SIZE, FOUR_SCORE_BLOCKS, FOUR_SCORE_LENGTHS = 4, 4, (7, 3)
+FOUR_SCORE_TABLES, FOUR_SCORE_FREE = ([0, 1], [2]), [3]
+
+
 def test_the_four_score_block_table():
     """Chapter 5's worked example: blocks of 4 tokens, "Four score and seven years ago
     our" (7 tokens) and "you only live" (3). Each request leaves one empty slot, in its
     last block, where a contiguous reservation of its maximum length would leave thousands."""
     from minicb.stages.paged import BlockManager
 
-    kv = BlockManager(num_blocks=4, block_size=4)
-    a, b = Request(list(range(7)), SamplingParams(), (EOS,)), Request(list(range(3)), SamplingParams(), (EOS,))
+    kv = BlockManager(num_blocks=FOUR_SCORE_BLOCKS, block_size=FOUR_SCORE_BLOCK_SIZE)
+    a, b = (Request(list(range(n)), SamplingParams(), (EOS,)) for n in FOUR_SCORE_LENGTHS)
     for request in (a, b):
         assert kv.can_allocate(request, len(request.prompt_token_ids))
         kv.allocate(request, len(request.prompt_token_ids))
-    assert kv.block_tables == {a: [0, 1], b: [2]} and list(kv.free_blocks) == [3]
+    assert kv.block_tables == {a: FOUR_SCORE_TABLES[0], b: FOUR_SCORE_TABLES[1]}
+    assert list(kv.free_blocks) == FOUR_SCORE_FREE
     assert kv.cache_rows(a, 4, 3) == [4, 5, 6]         # "years ago our": block 1, offsets 0-2
     empty = {r: len(kv.block_tables[r]) * kv.block_size - len(r.prompt_token_ids) for r in (a, b)}
     assert empty == {a: 1, b: 1}

@@ -16,6 +16,7 @@ from minicb import LLM, LLMEngine, SamplingParams
 
 NAME = "tiny"
 OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
+STREAMS = 32                     # concurrent streams, a third of them dropped mid-answer
 
 
 @contextlib.contextmanager
@@ -109,7 +110,7 @@ def test_a_stop_string_ends_the_answer_before_it(server, checkpoints):
 
 def test_dropped_streams_free_their_requests_and_the_rest_complete(server, checkpoints):
     url, engine, engine_loop = server
-    prompts = [f"Request number {i} says" for i in range(32)]
+    prompts = [f"Request number {i} says" for i in range(STREAMS)]
     expected = expected_text(checkpoints["llama"], prompts, 24)
     aborted_before = engine_loop.aborted
 
@@ -128,14 +129,14 @@ def test_dropped_streams_free_their_requests_and_the_rest_complete(server, check
 
     async def all_of_them():
         c = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
-        return await asyncio.gather(*(one(c, i) for i in range(32)))
+        return await asyncio.gather(*(one(c, i) for i in range(STREAMS)))
 
     texts = asyncio.run(all_of_them())
     for i, (text, want) in enumerate(zip(texts, expected)):
         assert text == (None if i % 3 == 0 else want), i
     wait_until_idle(engine)
     assert not engine.has_unfinished_requests()
-    dropped = len(range(0, 32, 3))
+    dropped = len(range(0, STREAMS, 3))
     assert engine_loop.aborted - aborted_before >= dropped // 2, engine_loop.aborted   # aborted, not run out
 
 

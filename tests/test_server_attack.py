@@ -21,6 +21,7 @@ OPTIONS = dict(max_model_len=96, max_num_seqs=8, block_size=4)
 LIMIT = 64 * 1024                 # the body limit
 MAX_TOKENS = 16
 OPERATIONS, CLIENTS, DEADLINE_S = 1600, 64, 60
+MEMORY_SLACK = 64 * 2**20        # bytes the server's memory may grow by over the whole attack
 PROMPTS = ["Hello there", "Batching is", "héllo 世界 🎉", "a b c d e f g", "The cat sat on"]
 
 
@@ -259,4 +260,4 @@ def test_random_bad_input_concurrency_and_hang_ups_leave_the_server_whole(checkp
     print(f"\nattack: {counts}; memory {before / 2**20:.0f} -> {after / 2**20:.0f} MiB")
     assert final[0] == 200
     assert counts["bad"] >= 50 and counts["checked"] >= 50 and counts["cut"] + counts["hung_up"] >= 10, counts
-    assert after - before < 64 * 2**20, (before, after)
+    assert after - before < MEMORY_SLACK, (before, after)

@@ -187,12 +187,15 @@ def stream_text(tokenizer, token_ids, stops) -> str:
     return "".join(sent)
 
 
+MULTIBYTE_TEXTS = ["héllo 世界 🎉 naïve café", "🎉🎉🎉 end", "ab" * 20]
+RANDOM_ANSWERS = 200             # answers of random token ids, besides the texts above
+
+
 def test_streamed_text_is_whole_decoding_with_multibyte_characters_and_stop_strings(server):
     tokenizer = server.engine_loop.engine.tokenizer
     rng = random.Random(0)
-    texts = ["héllo 世界 🎉 naïve café", "🎉🎉🎉 end", "ab" * 20]
-    cases = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
-    cases += [[rng.randrange(len(tokenizer)) for _ in range(rng.randrange(1, 60))] for _ in range(200)]
+    cases = [tokenizer.encode(t, add_special_tokens=False) for t in MULTIBYTE_TEXTS]
+    cases += [[rng.randrange(len(tokenizer)) for _ in range(rng.randrange(1, 60))] for _ in range(RANDOM_ANSWERS)]
     for ids in cases:
         whole = tokenizer.decode(ids, skip_special_tokens=True)
         assert stream_text(tokenizer, ids, []) == whole, ids

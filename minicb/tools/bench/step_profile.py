@@ -59,6 +59,10 @@ def profile_decode(engine: LLMEngine, batch: int, context: int, num_steps=8) -> 
                 kernels=per_step(events, num_steps, on_device=True) if cuda else [],
                 host=per_step(events, num_steps, on_device=False))
 
+# The batch the profile takes (or the largest a shape's sizes give, if smaller): a
+# decode step full enough that the GPU, not the host, sets its pace.
+PROFILE_BATCH = 64
+
 
 def per_step(events, num_steps: int, on_device: bool) -> list[dict]:
     """[{name, ms, calls}] a step, most first: the kernels that ran on the GPU,
@@ -92,7 +96,7 @@ def main(argv=None):
     for shape, batches in sizes["shapes"].items():
         if scale.name == "full" and not scale.fits(shape):
             continue
-        model, batch = scale.model(shape), min(64, max(batches))
+        model, batch = scale.model(shape), min(PROFILE_BATCH, max(batches))
         # as a GPU runs it, with the host a step ahead, and eager (each kernel launched)
         for mode in (dict(async_scheduling=False), dict(async_scheduling=True), dict(cuda_graphs=False)):
             with LLMEngine(scale.checkpoint(model), engine="paged", dtype=model["dtype"],

@@ -8,9 +8,10 @@ rule lets it stand:
 
 - ``rendered``: inside a marker (``<!--m ...-->4.89<!--/m-->``) or a block of
   saved output (``<!--output ...-->``), written from its source;
-- ``declared``: inside ``<!--input-->`` or ``<!--cited ...-->``, listed in the
-  file's own ``<!--inputs: ...-->`` or ``<!--cited LABEL: ...-->``, or in a worked
-  example's inputs (``<!--example NAME: ...-->``), which its markers render;
+- ``declared``: inside ``<!--cited LABEL-->``, a figure published elsewhere, which
+  the references chapter lists; or in a comment that sets where a marker reads (a
+  worked example's inputs, ``<!--example NAME: ...-->``, or a number's definition,
+  ``<!--number NAME: ...-->``), which a reader does not see;
 - ``quoted``: in the references chapter, what the book quotes from a reference
   (``Quoted in this book: ...``), which each citation is checked against;
 - ``listing``: a code listing included from a file (``{{#include ...}}``);
@@ -18,31 +19,31 @@ rule lets it stand:
   a block of Python or shell a reader runs (the README's are run by its tests); a
   block of output has no language and no such pass;
 - ``name``: digits that are part of a name (H200, fp16, sm_90, Llama-3.1-8B, a
-  commit such as 48dfbf1, a model size such as 8B);
-- ``reference``: a chapter's, stage's, notebook's, section's or exercise's number;
+  commit such as 48dfbf1, a model size such as 8B, a model's generation as in Llama
+  3.2, a notebook's name as in 01_single, a width as in 16-bit, a venue's year as in
+  OSDI '22, an HTTP error status as in a 413 or a 4xx);
+- ``reference``: a chapter's, stage's, notebook's, section's, exercise's, rank's,
+  slot's, station's, round's or part's number, in words, as a link's text to a chapter, or as a row's
+  label under a header that names it;
+- ``formula``: a number in a formula over a letter (n²/2, step N+1);
+- ``date``: a day in a date (20 June 2023);
 - ``version``: a version (torch 2.13.0, Triton 3.6);
 - ``year``: a year in the references chapter;
 - ``link``: a link's target;
 - ``list``: an ordered list's number.
 
-A number no rule lets through must be in ``ledger.json`` beside this file: the
-numbers not yet sourced, counted per file. The ledger may only shrink: a test
-fails when a file holds a number the ledger does not count (a number planted or
-changed), and when the ledger counts one the file no longer holds (so a number
-sourced leaves it). ``python -m minicb.tools.book.accounted report FILE`` lists
-each number with its rule.
+A number no rule lets through is an error that names it, its line and its file:
+``python -m minicb.tools.book.accounted check`` (which a test runs) lists them, and
+``report FILE`` lists each number of a file with its rule, for a reviewer to read
+the exemptions.
 """
 import argparse
-import json
+import http
 import re
 import sys
-from collections import Counter
-from pathlib import Path
 
 from ..report.scale import project_root
-from .numbers import BOOK_FILES, DECLARED, DECLARED_LIST, DEFINED, EXAMPLE, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
-
-LEDGER = Path(__file__).with_name("ledger.json")
+from .numbers import BOOK_FILES, DECLARED, DEFINED, EXAMPLE, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
 
 NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)*(?:\s*(?:[xX×%]|-fold\b))?")
 # A number spelled out, with a unit that makes it a measurement: "five times", "83 percent".
@@ -50,16 +51,19 @@ SPELLED = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|ele
                      r"fifty|hundred|thousand|twice|thrice)(?:[\s-]+(?:times|fold|percent)\b)", re.I)
 UNIT_AFTER = re.compile(r"(?:[xX×%]|ms|µs|us|ns|s|[KMGT]i?B|k|K|fold)\b")
 REFERENCE_BEFORE = re.compile(r"(?:\b(?:[Cc]hapters?|[Ss]tages?|[Nn]otebooks?|[Ss]ections?|[Ee]xercises?|"
-                              r"[Ff]igures?)[\s-]+(?:\d+(?:\s*(?:,|and|or|to|-|–)\s*))*)\Z")
+                              r"[Ff]igures?|[Ss]tations?|[Rr]anks?|[Ss]lots?|[Rr]ounds?|[Pp]arts?)[\s-]+(?:\d+(?:\s*(?:,|and|or|to|-|–)\s*))*)\Z")
 VERSION_BEFORE = re.compile(r"\b(?:torch|PyTorch|Triton|triton|transformers|Python|CUDA|mdBook|mdbook|numpy|"
                             r"Debian|version|fastapi|uvicorn)\s+\Z")
 # Spans whose numbers a rule covers whole.
-SPANS = [("rendered", MARKED), ("rendered", OUTPUT), ("declared", DECLARED), ("declared", DECLARED_LIST),
+SPANS = [("rendered", MARKED), ("rendered", OUTPUT), ("declared", DECLARED),
          ("declared", DEFINED), ("declared", EXAMPLE), ("listing", re.compile(r"\{\{#.*?\}\}")),
          ("quoted", re.compile(r"Quoted in this book:[^\n]*")),
          ("code", re.compile(r"^```(?:python|bash|sh|shell)\n.*?^```", re.S | re.M)),
          ("link", re.compile(r"\]\([^)]*\)|<https?://[^>]*>|<span id=\"[^\"]*\"></span>|\(#[\w-]+\)"))]
 INLINE_CODE = re.compile(r"`[^`\n]+`")
+HTTP_ERRORS = {s.value for s in http.HTTPStatus if s.value >= 400}
+# What follows a status in a sentence: a stop, or a word that is not what it counts.
+HTTP_AFTER = r"\s*(?:[,.;:)]|\Z|\s(?:in|at|or|and|goes|is|rather|with|from|before|when|error|response|naming)\b)"
 
 
 def accounting(text: str, name: str = "") -> list[tuple[int, str, str]]:
@@ -89,6 +93,20 @@ def context_rule(text: str, m: re.Match, name: str) -> str | None:
         return "name"                            # H200, fp16, sm_90, Llama-3.1, e^-0.25
     if re.match(r"[A-Za-z]", after) and not UNIT_AFTER.match(after) and not re.search(r"[xX×%]$", number):
         return "name"                            # 8B, 135M, 48dfbf1, 3rd
+    if re.match(r"_\w|-bit\b", after) or (before.endswith("'") and re.fullmatch(r"\d\d", number)):
+        return "name"                            # 01_single (a notebook), 16-bit, OSDI '22
+    if (re.fullmatch(r"[45]x", number) and after.startswith("x")) or (
+            number.isdigit() and int(number) in HTTP_ERRORS and re.match(HTTP_AFTER, after)):
+        return "name"                            # a 4xx, a 413: an HTTP status, not a count of things
+    if re.search(r"\b[A-Za-z][²³]?[-+*/]\Z", before):
+        return "formula"                         # n²/2, step N+1
+    if re.search(r"\[\Z", before) and re.match(r"\]\(\d\d_[\w-]+\.md", after + text[m.end() + 12:m.end() + 40]):
+        return "reference"                       # [3](03_dynamic.md): a link to a chapter, by its number
+    if table_label(text, m.start()):
+        return "reference"                       # | 3 | under a header | stage |: a row's label
+    if re.match(r"\s(?:January|February|March|April|May|June|July|August|September|October|November|"
+                r"December)\b", after) and re.fullmatch(r"\d{1,2}", number):
+        return "date"
     if re.search(r"\b(?:Llama|Qwen|Mistral|SmolLM|GPT)\s\Z", before) and re.fullmatch(r"\d+(?:\.\d+)?", number):
         return "name"                            # Llama 3.2: a model's family and generation
     if REFERENCE_BEFORE.search(before) and re.fullmatch(r"\d{1,2}", number):
@@ -98,65 +116,49 @@ def context_rule(text: str, m: re.Match, name: str) -> str | None:
         return "version"
     if name.endswith("references.md") and re.fullmatch(r"(?:19|20)\d\d", number):
         return "year"
-    if re.fullmatch(r"\d+", number) and re.search(r"(?:^|\n)[ \t]*\Z", before) and after.startswith(". "):
-        return "list"
+    if re.fullmatch(r"\d+", number) and re.search(r"(?:^|\n)(?:#+ )?[ \t]*\Z", before) and after.startswith(". "):
+        return "list"                            # 1. an item; ## 1. a numbered section
     return None
+
+
+def table_label(text: str, at: int) -> bool:
+    """Whether the number at ``at`` stands alone in a table row's first cell, under a
+    header whose first cell names what it counts (stage, station, step, #)."""
+    start = text.rfind("\n", 0, at) + 1
+    if not re.match(r"\|\s*\d+\s*\|", text[start:]) or not text[start:at].strip() == "|":
+        return False
+    above = text[:start].splitlines()
+    rows = []
+    while above and above[-1].startswith("|"):
+        rows.append(above.pop())
+    header = rows[-1] if rows else "|"
+    return header.strip("|").split("|")[0].strip().lower() in ("stage", "station", "step", "#")
 
 
 def reader_text(name: str) -> str:
     return markdown_of(project_root() / name)
 
 
-def unaccounted(name: str) -> Counter:
-    """The numbers of a file that no rule lets through, counted."""
-    return Counter(number for _, number, rule in accounting(reader_text(name), name) if rule is None)
-
-
-def read_ledger() -> dict[str, Counter]:
-    return {name: Counter(counts) for name, counts in json.loads(LEDGER.read_text()).items()}
-
-
-def against_ledger(name: str, ledger: dict[str, Counter]) -> list[str]:
-    """What differs between a file's unaccounted numbers and its ledger entry."""
-    have, listed = unaccounted(name), ledger.get(name, Counter())
-    problems = [f"{name}: {number!r} {'appears' if n == 1 else f'appears {n} more times'} with no source "
-                f"(render it, declare it, or say why a rule should let it through)"
-                for number, n in sorted((have - listed).items())]
-    problems += [f"{name}: the ledger counts {number!r} {n} more time(s) than the file holds: it has been sourced "
-                 "or removed; `python -m minicb.tools.book.accounted ledger` updates the count"
-                 for number, n in sorted((listed - have).items())]
-    return problems
+def unaccounted(name: str) -> list[str]:
+    """Each number of a file that no rule lets through, with its line."""
+    return [f"{name}:{line}: {number!r} has no source (render it from where it is set, cite it, "
+            f"or say why a rule should let it through)"
+            for line, number, rule in accounting(reader_text(name), name) if rule is None]
 
 
 def main(argv=None):
-    """python -m minicb.tools.book.accounted check|report FILE|ledger: check every
-    number against the ledger, list each number's rule, or lower the ledger's counts
-    to what the files hold (it refuses to raise one unless told --grow)."""
+    """python -m minicb.tools.book.accounted check|report [FILE...]: every number that
+    no rule lets through (exit 1 if any), or each number with its rule."""
     parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.accounted", description=main.__doc__)
-    parser.add_argument("command", choices=["check", "report", "ledger"])
+    parser.add_argument("command", choices=["check", "report"])
     parser.add_argument("files", nargs="*", default=BOOK_FILES + NOTEBOOK_FILES)
-    parser.add_argument("--grow", action="store_true", help="ledger: let a count grow")
     args = parser.parse_args(argv)
     if args.command == "report":
         for name in args.files:
             for line, number, rule in accounting(reader_text(name), name):
-                print(f"{name}:{line}: {number!r}: {rule or 'LEDGER'}")
+                print(f"{name}:{line}: {number!r}: {rule or 'NO SOURCE'}")
         return 0
-    if args.command == "ledger":
-        counts = {name: dict(sorted(unaccounted(name).items())) for name in args.files}
-        grown = [f"{name}: {number!r}" for name, c in counts.items() for number, n in c.items()
-                 if n > read_ledger().get(name, Counter())[number]]
-        if grown and not args.grow:
-            print("the ledger only shrinks: source these instead (or --grow, and say why in the commit):",
-                  *grown, sep="\n  ", file=sys.stderr)
-            return 1
-        whole = {name: dict(c) for name, c in read_ledger().items()} | counts     # other files as they were
-        LEDGER.write_text(json.dumps({n: c for n, c in sorted(whole.items()) if c}, indent=1,
-                                     ensure_ascii=False) + "\n")
-        print(f"{LEDGER}: {sum(sum(c.values()) for c in whole.values())} numbers not yet sourced")
-        return 0
-    ledger = read_ledger()
-    problems = [p for name in args.files for p in against_ledger(name, ledger)]
+    problems = [p for name in args.files for p in unaccounted(name)]
     print(*problems, sep="\n", file=sys.stderr)
     return 1 if problems else 0
 

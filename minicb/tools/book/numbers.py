@@ -16,13 +16,17 @@ same. ``python -m minicb.tools.book.numbers render`` writes every marked number 
 its sidecar (``make numbers``); ``check`` says where a number differs from its
 source, which a test runs.
 
-A number that is not measured says what it is instead: an input the run was given
-(``<!--input-->2 MiB<!--/input-->``) or a figure published elsewhere, with where
-(``<!--cited anyscale-->23x<!--/cited-->``, a label of the references chapter).
-``unsourced`` finds numbers with a unit of time, rate, bytes, a ratio or a share in
-a file's prose that carry none of these markers.
+A number that is not measured is read where it is set: the engine's code
+(``code/config``), a test file (``tests/test_paged``), a notebook's code
+(``notebooks/11_simulated``), or a worked example the text sets once
+(``<!--example NAME: ...-->``, read by ``example/NAME``). A figure published elsewhere
+says where, as a label of the references chapter
+(``<!--cited anyscale-->23x<!--/cited-->``), and the references chapter lists what the
+book quotes from each. ``accounted.py`` finds every number that is none of these.
 """
 import argparse
+import ast
+import contextlib
 import importlib
 import json
 import math
@@ -39,20 +43,14 @@ MARKED = re.compile(r"<!--m\s+(?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
 # Its body never runs past its own closing fence, empty or not.
 OUTPUT = re.compile(r"<!--output (?P<source>\S+)-->\n```[^\n]*\n(?P<body>(?:(?!```).)*?)\n?```", re.S)
-# Numbers a file declares, once, as inputs or as published figures with their reference.
-DECLARED_LIST = re.compile(r"<!--(?:inputs|cited [\w-]+): (?P<numbers>.*?)-->", re.S)
 # A number's source, defined once and named, for markers that give only the name.
 DEFINED = re.compile(r"<!--number (?P<name>[\w-]+): (?P<spec>.+?)-->", re.S)
 # A worked example's inputs, set once where the text sets them, each a literal or a
 # sum over those before it; markers (<!--m example/NAME FORMAT EXPRESSION-->) render
 # each input and each number that follows from them, so arithmetic is checked too.
 EXAMPLE = re.compile(r"<!--example (?P<name>[\w-]+): (?P<body>.+?)-->", re.S)
-DECLARED = re.compile(r"<!--(?P<kind>input|cited)(?: (?P<what>[\w-]+))?-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
-# What reads as a measured number: digits with a unit of time, rate, bytes, a ratio
-# or a share (1.44x, 3.05 ms, 5,891 tokens per second, 2.47 GB, 77%).
-MEASURED_LOOKING = re.compile(
-    r"(?<![\w.`/-])\d[\d,]*(?:\.\d+)?(?:\s?(?:[x×](?!\s*\d|\w)|%|ms\b|µs\b|us\b|ns\b|s\b|seconds?\b|minutes?\b|"
-    r"[KMGT]i?B(?:/s)?\b|tok/s\b|tokens? (?:per|a) second\b|requests? (?:per|a) second\b|times\b))")
+# A figure published elsewhere, with the label of its reference.
+DECLARED = re.compile(r"<!--(?P<kind>cited) (?P<what>[\w-]+)-->(?P<value>.*?)<!--/(?P=kind)-->", re.S)
 NOTEBOOK_FILES = sorted(f"notebooks/{p.name}" for p in (project_root() / "notebooks").glob("*.ipynb"))
 BOOK_FILES = ["README.md", *sorted(f"lessons/{p.name}" for p in (project_root() / "lessons").glob("*.md")),
               "notebooks/answers.md"]
@@ -63,9 +61,12 @@ def sidecar(name: str) -> dict:
     a GPU run (minicb/profiles/NAME.json, which names that run's commit); code/MODULE
     is an input read where the engine keeps it, minicb.MODULE's names (code/config:
     EngineConfig.block_size is the default block size); tests/MODULE is what a test
-    file sets at its top (tests/test_paged: BLOCK_SIZES, the sizes it checks)."""
+    file sets at its top (tests/test_paged: BLOCK_SIZES, the sizes it checks);
+    notebooks/NAME is what a notebook's code sets to a literal (notebook_settings)."""
     if name.startswith("tests/") and name not in SIDECARS:
         SIDECARS[name] = module_names(project_root() / f"{name}.py")
+    if name.startswith("notebooks/") and name not in SIDECARS:
+        SIDECARS[name] = notebook_settings(project_root() / f"{name}.ipynb")
     if name.startswith("code/") and name not in SIDECARS:
         try:
             module = importlib.import_module(f"minicb.{name.removeprefix('code/').replace('/', '.')}")
@@ -93,6 +94,26 @@ def module_names(path: Path) -> dict:
         sys.path.insert(0, str(project_root()))
     module = importlib.import_module(f"tests.{path.stem}")
     return {k: v for k, v in vars(module).items() if not k.startswith("_")}
+
+
+def notebook_settings(path: Path) -> dict:
+    """What a notebook's code sets to a literal at the top level of a cell
+    (``PAGED_SEQS = 256``, ``BATCHES = (1, 64)``): the settings its prose quotes."""
+    if not path.exists():
+        raise ValueError(f"no notebook {path.relative_to(project_root())}")
+    settings = {}
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.Assign):
+                with contextlib.suppress(ValueError):       # not a literal: a value the run computes
+                    value = ast.literal_eval(node.value)
+                    for target in node.targets:
+                        names = target.elts if isinstance(target, ast.Tuple) else [target]
+                        values = value if isinstance(target, ast.Tuple) else [value]
+                        settings.update({n.id: v for n, v in zip(names, values) if isinstance(n, ast.Name)})
+    return settings
 
 
 def example(text: str, name: str) -> dict:
@@ -266,6 +287,7 @@ def differences(text: str) -> list[str]:
             source = source_of(m["spec"], text)[0]
             where = (f"minicb.{source.removeprefix('code/')}" if source.startswith("code/")
                      else f"{source}.py" if source.startswith("tests/")
+                     else f"{source}.ipynb's code" if source.startswith("notebooks/")
                      else f"the example {source.removeprefix('example/')!r}" if source.startswith("example/")
                      else f"figures/{source}.json")
             found.append(f"line {line_of(text, m.start())}: wrote {m['value']!r}, {where} gives {want!r}")
@@ -279,12 +301,74 @@ def differences(text: str) -> list[str]:
 def malformed(text: str) -> list[str]:
     """Marker pieces that no whole marker holds: an opening with no close, a close with
     no opening, a number's name or source with no value between (a checker that cannot
-    read a marker would let its number through unchecked)."""
-    whole = [(m.start(), m.end()) for m in MARKED.finditer(text)]
+    read a marker would let its number through unchecked); and comments that look like
+    markers but are none, such as an input that names no source."""
+    whole = [(m.start(), m.end()) for pattern in (MARKED, DECLARED) for m in pattern.finditer(text)]
     inside = lambda at: any(start <= at < end for start, end in whole)  # noqa: E731
-    pieces = [(m.start(), m.group(0).strip()) for m in re.finditer(r"<!--m(?=\s)|<!--/m-->", text)]
-    return [f"line {line_of(text, at)}: {piece!r} belongs to no whole marker "
-            f"(<!--m SOURCE FORMAT EXPRESSION-->value<!--/m-->)" for at, piece in pieces if not inside(at)]
+    pieces = [(m.start(), m.group(0).strip()) for m in re.finditer(r"<!--m(?=\s)|<!--/m-->|<!--/?cited\b", text)]
+    found = [f"line {line_of(text, at)}: {piece!r} belongs to no whole marker "
+             f"(<!--m SOURCE FORMAT EXPRESSION-->value<!--/m--> or <!--cited LABEL-->value<!--/cited-->)"
+             for at, piece in pieces if not inside(at)]
+    return found + [f"line {line_of(text, m.start())}: {m.group(0)!r} is no marker: read the number where it "
+                    "is set (code/, tests/, notebooks/ or example/)"
+                    for m in re.finditer(r"<!--/?inputs?\b:?", text)]
+
+
+def ambiguous(text: str) -> list[str]:
+    """Markers that read a field whose value a sibling field shares (step_ms and
+    compute_ms both 213): had the marker read the wrong one, nothing would differ. Such
+    a number is given by a name (<!--number NAME: ...-->) that carries a word of its own
+    field which the siblings' keys lack, so that the name says which field is meant."""
+    found = []
+    for m in MARKED.finditer(text):
+        source, spec, expression = source_of(m["spec"], text)
+        container, key = split_subscript(expression)
+        siblings = [k for k, v in fields(source, container, text).items()
+                    if k != key and isinstance(v, (int, float, str)) and formats_as(v, spec, m["value"])]
+        if not siblings:
+            continue
+        own = key_words(key) - set().union(*map(key_words, siblings))
+        name = m["spec"].strip() if re.fullmatch(r"[\w-]+", m["spec"].strip()) else ""
+        if not own & key_words(name):
+            found.append(f"line {line_of(text, m.start())}: {m['value']!r} reads {key!r}, whose value "
+                         f"{siblings[0]!r} shares: give it a name that says which "
+                         f"(<!--number NAME-{'-'.join(sorted(own)) or 'WHICH'}: ...-->)")
+    return found
+
+
+def split_subscript(expression: str) -> tuple[str, object]:
+    """An expression that ends in a constant subscript (X["key"]), as (X, key); else ("", None)."""
+    try:
+        tree = ast.parse(" ".join(expression.split()), mode="eval").body
+    except SyntaxError:
+        return "", None
+    if isinstance(tree, ast.Subscript) and isinstance(tree.slice, ast.Constant):
+        return ast.unparse(tree.value), tree.slice.value
+    return "", None
+
+
+def fields(source: str, container: str, text: str) -> dict:
+    """The dict a marker's expression subscripts, or {} if it is none."""
+    if not container:
+        return {}
+    data = example(text, source.removeprefix("example/")) if source.startswith("example/") else sidecar(source)
+    names = {k: v for k, v in data.items() if k.isidentifier()}
+    with contextlib.suppress(Exception):      # a container the expression builds as it goes
+        found = eval(container, {"__builtins__": NAMES, **names, "sidecar": data})
+        return found if isinstance(found, dict) else {}
+    return {}
+
+
+def formats_as(value, spec: str, written: str) -> bool:
+    try:
+        return format(value, spec) == written
+    except (TypeError, ValueError):
+        return False
+
+
+def key_words(key) -> set[str]:
+    """The words of a key or a name: step_ms, "paged cap 32" and wide-1-step alike."""
+    return set(re.findall(r"[a-z]+|\d+", str(key).lower()))
 
 
 # Paragraphs that speak of claims about time with no verdict to render, and why.
@@ -335,8 +419,6 @@ def unknown_citations(text: str) -> list[str]:
     """Cited numbers whose label is not a reference of the references chapter."""
     labels = set(re.findall(r'<span id="([^"]+)"></span>', (project_root() / "lessons" / "references.md").read_text()))
     cited = [(m.start(), m["value"], (m["what"] or "").strip()) for m in DECLARED.finditer(text) if m["kind"] == "cited"]
-    cited += [(m.start(), m["numbers"], m["label"]) for m in re.finditer(
-        r"<!--cited (?P<label>[\w-]+): (?P<numbers>.*?)-->", text, re.S)]
     unknown = [f"line {line_of(text, start)}: {value!r} cites {label!r}, which lessons/references.md "
                "does not define" for start, value, label in sorted(cited) if label not in labels]
     cited = [(start, v.strip(), label) for start, values, label in sorted(cited) if label in labels
@@ -360,17 +442,6 @@ def plain(text: str) -> str:
     """A number as the check compares it: 8×, 8x and 8 times alike, no spaces or commas."""
     text = re.sub(r"\s*(?:×|times\b)", "x", text)
     return re.sub(r"[\s,]", "", text)
-
-
-def unsourced(text: str) -> list[str]:
-    """Numbers that look measured, in prose (not code, nor a marked or declared
-    number, nor a figure's alt text or link), with no source: "line N: 1.44x".
-    A file may declare, once, the numbers in it that are inputs or published
-    figures: <!--inputs: 40 GB; 800 KiB--> or <!--cited anyscale: 23x; 8x-->."""
-    declared = {n.strip() for m in DECLARED_LIST.finditer(text) for n in m["numbers"].split(";")}
-    prose = blanked(text)
-    return [f"line {line_of(text, m.start())}: {m.group(0)}" for m in MEASURED_LOOKING.finditer(prose)
-            if m.group(0) not in declared]
 
 
 def blanked(text: str) -> str:
@@ -434,8 +505,8 @@ def main(argv=None):
             else:
                 # a notebook's markdown says what it will check; its outputs print the verdicts
                 judged = [] if name.endswith(".ipynb") else unjudged(text) + hand_typed_verdicts(text)
-                problems += [f"{name}: {p}" for p in differences(text) + misplaced(text)
-                             + malformed(text) + unknown_citations(text) + judged]
+                problems += [f"{name}: {p}" for p in differences(text) + misplaced(text) + malformed(text)
+                             + unknown_citations(text) + ambiguous(text) + judged]
         except ValueError as error:
             problems.append(f"{name}: {error}")
     for problem in problems:

@@ -300,6 +300,9 @@ def report(rows: list[Compiled]) -> str:
     return "\n".join(lines)
 
 
+PROBE_ROWS, PROBE_HEAD_DIM = 64, 128      # the tall fp32 tile: fp16's rows, at a wide head
+
+
 def fp32_tall_tile_probe(arch: int = 90) -> Compiled:
     """The launch that set fp32 tiles at 32 rows: contiguous attention in fp32 at head
     dim 128, with tiles of 64 rows (tile_options' choice for fp16) instead. It
@@ -309,17 +312,17 @@ def fp32_tall_tile_probe(arch: int = 90) -> Compiled:
 
     def tall(dtype, *args, **kwargs):
         opts = chosen(dtype, *args, **kwargs)
-        return opts | dict(BLOCK_M=64) if dtype == torch.float32 else opts
+        return opts | dict(BLOCK_M=PROBE_ROWS) if dtype == torch.float32 else opts
 
-    q, cache = torch.zeros(64, 8, 128), torch.zeros(2, 512, 2, 128)
+    q, cache = torch.zeros(64, 8, PROBE_HEAD_DIM), torch.zeros(2, 512, 2, PROBE_HEAD_DIM)
     tiles.tile_options = tall
     try:
         with recorded_launches() as launches:
             contiguous_attention(q, cache[1], cache[1], 64 + 40)
     finally:
         tiles.tile_options = chosen
-    launch = next(launch for launch in launches if launch.kwargs.get("BLOCK_M") == 64)
-    launch.case = "float32 d=128 gqa=4, 64-row tiles"
+    launch = next(launch for launch in launches if launch.kwargs.get("BLOCK_M") == PROBE_ROWS)
+    launch.case = f"float32 d={PROBE_HEAD_DIM} gqa=4, {PROBE_ROWS}-row tiles"
     return check(launch, arch)
 
 

@@ -138,10 +138,13 @@ def longest_request(engine) -> int:
 # ANCHOR_END: longest_request
 
 
+HIGHEST_PORT = 2**16 - 1      # a TCP port is 16 bits; 0 asks the system for any
+
+
 def check_address(host: str, port: int):
     """Before a model loads: the port is one, and this process may listen there."""
-    if not 0 < port < 2**16:
-        raise ValueError(f"--port must be in 1..65535, got {port}")
+    if not 0 < port <= HIGHEST_PORT:
+        raise ValueError(f"--port must be in 1..{HIGHEST_PORT}, got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET      # as uvicorn chooses
     try:
         with socket.create_server((host, port), family=family):
