@@ -77,9 +77,13 @@ class LLMEngine:
         """Queue one request; returns its id. Bad input raises ValueError and
         changes nothing. arrival_time defaults to now (the engine's clock)."""
         request = self.make_request(prompt, params, arrival_time, request_id)
+        self.enqueue(request)
+        return request.request_id
+
+    def enqueue(self, request: Request):
+        """Hand a checked request (``make_request``) to the stage."""
         self.requests[request.request_id] = request
         self.stage.add_request(request)
-        return request.request_id
 
     def step(self) -> list[StepOutput]:
         """At most one forward pass; one output per request that got a token.
@@ -254,7 +258,8 @@ class LLM:
         llm = LLM(path, engine="static", max_batch_size=8)
         outputs = llm.generate(prompts, SamplingParams(max_tokens=32))
 
-    It queues every prompt on an ``LLMEngine`` and steps until all are done.
+    It is a loop over an ``LLMEngine``: it queues every prompt and calls
+    ``step()`` until all are done.
     After each call, ``llm.last_run`` holds that run's ``RunMetrics``.
     """
 
@@ -304,16 +309,17 @@ class LLM:
         return [self.to_output(r) for r in requests]
 
     def run_to_completion(self, requests):
+        """The online engine's own loop: queue every request, then step."""
+        engine = self.llm_engine
         for request in requests:
-            self.stage.add_request(request)
+            engine.enqueue(request)
         try:
-            while self.stage.has_unfinished_requests():
-                if not self.stage.step():
-                    # nothing ready (e.g. a batch window still open)
-                    self.llm_engine.clock.sleep(1e-3)
+            while engine.has_unfinished_requests():
+                if not engine.step():
+                    engine.clock.sleep(1e-3)   # nothing ready (e.g. a batch window still open)
         except BaseException:
             for request in requests:   # leave nothing queued or holding KV behind
-                self.stage.abort(request.request_id)
+                engine.abort(request.request_id)
             raise
 # ANCHOR_END: llm
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .executor_contract import ExecutorWrapper
 from .metrics import StepRecord
 
 # Outside a measured run an engine keeps only its most recent step records, so
@@ -132,20 +133,19 @@ class StepLog:
 
 
 # ANCHOR: timed_executor
-class TimedExecutor:
+class TimedExecutor(ExecutorWrapper):
     """A stage's executor, with each forward pass timed for the step log:
-    when it was launched, and how long the device took. Everything else
-    (``config``, ``dtype``, ``new_kv_cache``, ...) is the executor's own."""
+    when it was launched, and how long the device took. The rest of the
+    executor's contract (``config``, ``new_kv_cache``, ...) it forwards, and
+    nothing else (minicb.executor_contract)."""
 
     def __init__(self, executor, log: StepLog):
-        self.executor, self.log = executor, log
+        super().__init__(executor)
+        self.log = log
 
     def execute(self, *inputs):
         with DeviceTimer(self.log.device, self.log.clock) as forward:
             logits = self.executor.execute(*inputs)
         self.log.launched(forward)
         return logits
-
-    def __getattr__(self, name):
-        return getattr(self.executor, name)
 # ANCHOR_END: timed_executor

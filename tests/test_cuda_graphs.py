@@ -22,7 +22,7 @@ def use_decode_graphs(llm_engine):
     """Swap in the executor a GPU builds with cuda_graphs=True; on a CPU it pads
     the same buffers without capturing. Returns that executor."""
     stage = llm_engine.stage
-    executor = GraphExecutor(stage.executor.model, stage.config, capture=False)
+    executor = GraphExecutor(llm_engine.executor.model, stage.config, capture=False)
     # The stage's executor is timed for its step log (minicb.observer): swap what it times.
     llm_engine.executor = stage.executor.executor = executor
     return executor

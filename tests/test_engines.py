@@ -82,3 +82,30 @@ def test_the_step_log_counts_the_tokens_each_step_fed(llama, engine):
     llm = LLM(llama, engine=engine)
     llm.generate([list(range(3, 40))], SamplingParams(max_tokens=4, ignore_eos=True))
     assert [(s.kind, s.num_tokens) for s in llm.last_run.steps] == [("prefill", 37)] + [("decode", 1)] * 3
+
+
+def test_llm_generate_is_a_loop_over_the_online_engine_s_step(llama, monkeypatch):
+    """One way into a stage: LLM.generate steps LLMEngine, never the stage itself."""
+    llm = LLM(llama, engine="continuous", max_num_seqs=2)
+    steps = []
+    step = type(llm.llm_engine).step
+    monkeypatch.setattr(type(llm.llm_engine), "step", lambda engine: steps.append(1) or step(engine))
+    outputs = llm.generate(PROMPTS[:3], SamplingParams(max_tokens=3, ignore_eos=True))
+    assert [len(o.output_token_ids) for o in outputs] == [3, 3, 3]
+    assert len(steps) == len(llm.last_run.steps) and not llm.llm_engine.requests
+
+
+@pytest.mark.parametrize("kind", ["model", "simulated"])
+def test_every_executor_keeps_the_contract_and_the_stage_sees_only_it(llama, kind):
+    """The executor a stage holds answers the contract's members and nothing else
+    (an executor's extras, such as the plain one's model, are out of its reach)."""
+    from minicb.executor_contract import MEMBERS, StepExecutor
+    from minicb.executors import GraphExecutor, ParallelExecutor
+
+    model = llama if kind == "model" else "llama-3.2-1b"
+    llm = LLM(model, engine="paged", executor=kind, max_num_seqs=2)
+    assert isinstance(llm.executor, StepExecutor) and isinstance(llm.stage.executor, StepExecutor)
+    assert not hasattr(llm.stage.executor, "model") and not hasattr(llm.stage.executor, "kv_memory")
+    methods = [m for m in MEMBERS if callable(getattr(StepExecutor, m, None))]
+    for cls in (GraphExecutor, ParallelExecutor, type(llm.executor)):      # every method, on every kind
+        assert [m for m in methods if not callable(getattr(cls, m, None))] == [], cls

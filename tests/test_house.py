@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # builds on the stages before it, never on a later one.
 FLOORS = [
     ["minicb.kernels"],
-    ["minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.gpu_memory", "minicb.model",
+    ["minicb.executor_contract", "minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.gpu_memory", "minicb.model",
      "minicb.checkpoint", "minicb.costmodel", "minicb.config", "minicb.metrics", "minicb.observer",
      "minicb.attention", "minicb.pretrained"],
     ["minicb.executors"],

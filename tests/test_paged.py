@@ -412,7 +412,7 @@ def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypa
     what it feeds the model and the sampler."""
     engine = LLMEngine(llama, engine="paged", max_num_batched_tokens=300, max_num_seqs=5, max_model_len=128)
     stage, seen = engine.stage, {}
-    forward, sample = stage.executor.model.forward, type(stage.sampler).__call__
+    forward, sample = engine.executor.model.forward, type(stage.sampler).__call__
 
     def seen_forward(ids, positions, attn):
         seen["positions"] = positions
@@ -422,7 +422,7 @@ def test_the_profiled_step_runs_the_largest_prefill_and_sampling(llama, monkeypa
         seen["logits"] = logits
         return sample(sampler, logits, params, generators)
 
-    monkeypatch.setattr(stage.executor.model, "forward", seen_forward)
+    monkeypatch.setattr(engine.executor.model, "forward", seen_forward)
     monkeypatch.setattr(type(stage.sampler), "__call__", seen_sample)
     stage.profile_step()
     assert seen["positions"].tolist() == [i % 128 for i in range(300)]

@@ -239,6 +239,13 @@ class ParallelExecutor:
         """None: the weights are in the workers, on their devices."""
         return None
 
+    def profile_step(self, positions, sample_rows):
+        """None: the weights and a step's peak are in the workers, not here."""
+        return None
+
+    def new_batch_kv_cache(self, batch: int, capacity: int):
+        return self.new_kv_cache(batch, capacity)
+
     def new_kv_cache(self, *leading):
         key, self.num_caches = self.num_caches, self.num_caches + 1
         self.call("new_kv_cache", key, leading)

@@ -77,6 +77,14 @@ class SimulatedExecutor:
     def new_batch_kv_cache(self, batch: int, capacity: int):
         return self.new_kv_cache(batch, capacity)
 
+    def weight_bytes(self) -> None:
+        """None: no weights are held anywhere (kv_memory sizes the cache)."""
+        return None
+
+    def profile_step(self, positions, sample_rows):
+        """No memory to measure: the logits a step would give, and no time."""
+        return torch.zeros(len(sample_rows), 1)
+
     def kv_memory(self, utilization: float) -> int:
         """Bytes the real GPU would leave the KV cache: its memory less the weights."""
         budget = kv_budget(self.hardware, self.shape, self.dtype.itemsize, utilization)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ...costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
+from ...executor_contract import ExecutorWrapper
 from ...executors.simulated import split_sequences
 from ...llm import LLMEngine
 from .benchmarks import measured_rates
@@ -64,20 +65,18 @@ def step_features(sequences) -> list[int]:
             sum(context - n for n, context in sequences)]
 
 
-class SequenceLog:
+class SequenceLog(ExecutorWrapper):
     """An executor, with each forward pass's sequences noted as the simulated
     executor sees them: (new tokens, context) each, and the rows sampled."""
 
     def __init__(self, executor):
-        self.executor, self.passes = executor, []
+        super().__init__(executor)
+        self.passes = []
 
     def execute(self, input_ids, positions, attn, sample_rows):
         rows = torch.as_tensor(sample_rows).tolist()
         self.passes.append((split_sequences(positions.tolist(), rows), len(rows)))
         return self.executor.execute(input_ids, positions, attn, sample_rows)
-
-    def __getattr__(self, name):
-        return getattr(self.executor, name)
 
 
 # ANCHOR: calibrate
