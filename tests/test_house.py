@@ -2,8 +2,10 @@
 at a module's top or inside a function, points down this order, and none
 runs in a circle."""
 import ast
+import re
 import subprocess
 import sys
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -157,11 +159,13 @@ def test_an_import_inside_a_function_defers_a_heavy_dependency_and_says_which():
     # The standard library and minicb's own modules load at the top: deferring them
     # saves nothing (minicb imports torch as it starts). Only a heavy third-party
     # package that some paths never need waits, and a comment says why; the Triton
-    # kernels, which load Triton, are the one minicb module that waits.
+    # kernels, which load Triton, are one minicb module that waits. The command line
+    # is the other door: it loads a command's code when that command runs, so that
+    # each command needs only its own extra (minicb/extras.py).
     problems = []
     for name, path in modules().items():
         for line, names, said in imports_inside_functions(path):
-            cheap = [n for n in names if n in sys.stdlib_module_names or n == "minicb"]
+            cheap = [n for n in names if n in sys.stdlib_module_names or (n == "minicb" and name != "minicb.cli")]
             if cheap:
                 problems.append(f"{name}:{line} defers {cheap}: import it at the top")
             elif not said:
@@ -199,3 +203,47 @@ def test_importing_minicb_loads_no_server_plots_client_or_course():
     code = f"import sys, minicb; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "[]", (result.stdout, result.stderr[-2000:])
+
+
+EXTRA_MODULES = ("fastapi", "uvicorn", "prometheus_client", "openai", "psutil", "matplotlib", "hypothesis",
+                 "gguf", "accelerate")
+
+
+def without_extras(code: str) -> subprocess.CompletedProcess:
+    """Python code run with every extra's packages unimportable, as after a plain
+    ``pip install minicb``."""
+    hide = f"import sys\nfor m in {EXTRA_MODULES!r}: sys.modules[m] = None\n"
+    return subprocess.run([sys.executable, "-c", hide + code], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+
+
+def test_the_engine_generates_without_any_extra(tmp_path):
+    """pip install minicb, no extras: LLM(...).generate(...) serves a tiny checkpoint."""
+    code = (f"from minicb import LLM, SamplingParams, make_tiny_checkpoint\n"
+            f"path = make_tiny_checkpoint({str(tmp_path / 'tiny')!r}, arch='llama', seed=0)\n"
+            "[out] = LLM(path, engine='paged').generate([[1, 2, 3]], SamplingParams(max_tokens=4, ignore_eos=True))\n"
+            "print(len(out.output_token_ids))")
+    result = without_extras(code)
+    assert result.returncode == 0 and result.stdout.split()[-1] == "4", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command,extra", [("serve --model x", "serve"), ("check --list", "course"),
+                                           ("bench serve --help", "bench"), ("demo", "plots")])
+def test_a_command_without_its_extra_names_it_in_one_line(command, extra):
+    result = without_extras(f"from minicb.cli import main; main({command.split()!r})")
+    assert result.returncode == 2 or result.returncode == 1, result.stderr[-2000:]
+    [line] = result.stderr.strip().splitlines()
+    assert f"pip install 'minicb[{extra}]'" in line and command.split()[0] in line, line
+
+
+def test_the_required_dependencies_are_the_engine_s_and_each_extra_is_declared():
+    """pyproject's dependencies hold no extra's package, and each extra minicb/extras.py
+    names is declared with the same packages."""
+    from minicb.extras import EXTRAS
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    name = lambda spec: re.split(r"[<>=\[ ]", spec)[0].lower().replace("-", "_")      # noqa: E731
+    required = {name(d) for d in project["dependencies"]}
+    assert not required & set(EXTRA_MODULES), required & set(EXTRA_MODULES)
+    for extra, modules in EXTRAS.items():
+        assert {name(d) for d in project["optional-dependencies"][extra]} == set(modules), extra

@@ -79,7 +79,7 @@ def test_completions_whole_and_streamed_are_llm_generate(server, checkpoints):
 
 
 def test_chat_whole_and_streamed_are_llm_generate(server, checkpoints):
-    from minicb.tools.serve.protocol import chat_prompt
+    from minicb.llm import chat_prompt
 
     url, engine, _ = server
     messages = [{"role": "user", "content": "What is batching?"}]

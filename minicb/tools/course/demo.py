@@ -7,13 +7,12 @@ matplotlib.use("Agg")    # the demo only writes files; it never opens a window
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ...llm import LLM  # noqa: E402
+from ...llm import LLM, chat_prompt  # noqa: E402
 from ...metrics import format_table  # noqa: E402
 from ...sampling import SamplingParams  # noqa: E402
 from ...stages import STAGES  # noqa: E402
 from ..report.figures import full_scale, save_figure  # noqa: E402
 from ..report.plots import plot_schedule  # noqa: E402
-from ..serve.protocol import chat_prompt  # noqa: E402
 
 QUESTIONS = [          # answers of different lengths, as a server's requests have
     "What is the capital of France?",

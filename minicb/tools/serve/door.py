@@ -12,9 +12,9 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from ...sampling import SamplingParams
+from .options import MAX_REQUEST_BYTES
 
 
-MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
 DRAIN_BYTES = 2**26            # a refused body is read and dropped up to 64 MiB (BodyLimit)
 
 

@@ -14,6 +14,8 @@ MODEL_HELP = "a local Hugging Face checkpoint folder, or smollm2 (converted once
 ENGINE_HELP = "the batching stage: single, static, dynamic, continuous or paged (chapters 1-5)"
 WORKLOAD_HELP = "request lengths: anyscale, reading, chat or writing (minicb/tools/bench/workload.py)"
 
+MAX_REQUEST_BYTES = 2**21      # 2 MiB: far more than any prompt max_model_len holds
+
 
 class Parser(argparse.ArgumentParser):
     """A mistake in the arguments gets one line and a pointer to --help, not the

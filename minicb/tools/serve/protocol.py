@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from jinja2 import TemplateError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from ...llm import check_text
+from ...llm import chat_prompt, check_text
 from ...sampling import SamplingParams
 from .engine_loop import EngineLoop, Submission
 
@@ -125,17 +125,6 @@ class ChatRequest(Answerable):
     messages: list[Message] = Field(min_length=1)
     max_completion_tokens: int | None = Field(None, ge=1)    # OpenAI's newer max_tokens
 # ANCHOR_END: requests
-
-
-def chat_prompt(tokenizer, messages) -> list[int] | str:
-    """A conversation (or one question) in the model's own chat template, ready
-    for its answer. A model without a template gets the text as it is."""
-    if isinstance(messages, str):
-        messages = [{"role": "user", "content": messages}]
-    if not getattr(tokenizer, "chat_template", None):
-        return "\n".join(m["content"] for m in messages)
-    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)       # a dict in transformers 5
 
 
 # ANCHOR: prompt_encoder
