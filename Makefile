@@ -14,7 +14,7 @@
 #                      run's figures: figures/cpu/, figures/simulated/ (the cost model's predictions)
 #                      and the numbers the book quotes from them (make notebook-outputs: the same)
 #
-# On a GPU (minicb/tools/gpu/run.py says more; `make test` rehearses all of it on the CPU):
+# On a GPU (workshop/gpu/run.py says more; `make test` rehearses all of it on the CPU):
 #   make gpu-wheels    with a network: the wheels `make gpu` installs, into .gpu-wheels/
 #   make gpu-plan      on the GPU: each part and its estimated minutes there
 #   make gpu           on the GPU, offline: install from .gpu-wheels/, then run PARTS (default:
@@ -76,14 +76,14 @@ demo: $(VENV)/.installed
 # process top to bottom, the longest (11) first. A notebook's claims about time count what
 # the other processes take, and are undecided here when they take too much: `make
 # figures-cpu` runs them one at a time to decide them. How long each half took goes to
-# TEST_TIMES (minicb/tools/report/timed.py; the README quotes a run's record).
+# TEST_TIMES (workshop/report/timed.py; the README quotes a run's record).
 TEST_WORKERS ?= 2
 TEST_TIMES ?= scratch/make_test.json
 NOTEBOOKS_LONGEST_FIRST = notebooks/11_simulated.ipynb $(filter-out notebooks/11_simulated.ipynb,$(sort $(wildcard notebooks/*.ipynb)))
 test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed $(OLDEST_TRANSFORMERS_DIR)/.installed chromium
 	MINICB_EXTRA_TRITON=$(EXTRA_TRITON_DIR) MINICB_OLDEST_TRANSFORMERS=$(OLDEST_TRANSFORMERS_DIR) \
-	  $(PY) -m minicb.tools.report.timed $(TEST_TIMES) tests -- $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal tests
-	$(PY) -m minicb.tools.report.timed $(TEST_TIMES) notebooks -- \
+	  $(PY) -m workshop.report.timed $(TEST_TIMES) tests -- $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal tests
+	$(PY) -m workshop.report.timed $(TEST_TIMES) notebooks -- \
 	  $(PY) -m pytest --nbval-lax -n $(TEST_WORKERS) --dist loadfile $(NOTEBOOKS_LONGEST_FIRST)
 
 # The book's browser test (tests/test_book_in_browser.py) opens the built book in Debian's
@@ -99,12 +99,12 @@ chromium:
 	fi
 
 # Every part of a GPU run, on this CPU: the full scale's settings, a tiny model, fewer
-# requests (minicb/tools/report/scale.py); the archives are checked as a GPU run's would be.
+# requests (workshop/report/scale.py); the archives are checked as a GPU run's would be.
 gpu-rehearsal: $(VENV)/.installed-dev
-	$(PY) -m minicb.tools.gpu.run rehearse --out scratch/gpu-rehearsal
+	$(PY) -m workshop.gpu.run rehearse --out scratch/gpu-rehearsal
 
 mutants: $(VENV)/.installed-dev
-	$(PY) -m minicb.tools.course.mutants
+	$(PY) -m workshop.mutants
 
 lab: $(VENV)/.installed-dev
 	$(PY) -m pip install -q -e ".[lab]"
@@ -133,7 +133,7 @@ CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(
 # site too); the CPU-scale figures the book shows, their sidecars and each notebook's
 # claims about time, into figures/cpu/; the predicted figures, into figures/simulated/;
 # `make demo`'s output and its sidecar; then every number the book and the README quote
-# from them rendered again (minicb.tools.book.numbers). Each notebook prints its run's id and
+# from them rendered again (workshop.book.numbers). Each notebook prints its run's id and
 # commit, and each sidecar records them: tests/test_numbers.py holds them together.
 ONE_RUN := scratch/figures-cpu
 figures-cpu: $(VENV)/.installed-dev
@@ -148,7 +148,7 @@ figures-cpu: $(VENV)/.installed-dev
 	cp $(ONE_RUN)/*_claims.json $(ONE_RUN)/demo_output.txt figures/cpu/
 	rm -rf figures/simulated && mkdir -p figures/simulated
 	cp $(ONE_RUN)/*_simulated.png $(ONE_RUN)/*_simulated.json figures/simulated/
-	$(PY) -m minicb.tools.book.numbers render
+	$(PY) -m workshop.book.numbers render
 
 notebook-outputs figures-simulated: figures-cpu
 
@@ -177,10 +177,10 @@ gpu-wheels:
 	cd $(GPU_WHEELS) && for pkg in $(GPU_HAS); do rm -f $$pkg-[0-9]*.whl; done && ls | wc -l | xargs echo wheels:
 
 gpu-plan: gpu-install
-	$(GPU_PYTHON) -m minicb.tools.gpu.run plan
+	$(GPU_PYTHON) -m workshop.gpu.run plan
 
 gpu: gpu-install
-	$(GPU_PYTHON) -m minicb.tools.gpu.run run $(PARTS) --out $(GPU_OUT) $(if $(GPU_MINUTES),--minutes $(GPU_MINUTES))
+	$(GPU_PYTHON) -m workshop.gpu.run run $(PARTS) --out $(GPU_OUT) $(if $(GPU_MINUTES),--minutes $(GPU_MINUTES))
 
 gpu-install:
 	test -d $(GPU_WHEELS) || { echo "no $(GPU_WHEELS)/: run make gpu-wheels where there is a network"; exit 1; }

@@ -97,7 +97,7 @@ def tile_options(dtype, head_dim, group, num_queries, pack_heads=True, arch=90):
             f"head_dim {head_dim} is larger than the kernels support (256)")
     fp32 = dtype.itemsize == 4
     # Sizes where no kernel spills a register, read off the compile check
-    # (python -m minicb.tools.gpu.compile_check --full: head dims 64, 80 and 128,
+    # (python -m workshop.gpu.compile_check --full: head dims 64, 80 and 128,
     # sm_80 and sm_90, Triton 3.6 and 3.9, and the quick matrix for sm_89 and
     # sm_75; head dims above 128 passed one run for sm_90). An exact fp32 dot
     # runs on the CUDA cores with its operands in registers, so fp32 tiles are

@@ -157,7 +157,7 @@ class EngineConfig:
     ``hardware``, on a virtual clock, and KV memory is counted, not held."""
     hardware: str | Hardware = "h100-sxm"
     """The simulated GPU: a key of minicb.costmodel.HARDWARE (or, from Python, a
-    Hardware profile, such as minicb.tools.bench.calibrate measures for this machine)."""
+    Hardware profile, such as workshop.measure.calibrate measures for this machine)."""
 
     def __post_init__(self):
         self.check_types()

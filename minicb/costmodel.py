@@ -102,7 +102,7 @@ class Hardware:
     # Costs that grow with the batch, beyond the roofline: per sequence (its
     # inputs, its sampling), per new token, and per cached token attention reads.
     # A GPU's are small beside its step; a CPU's are most of it, and calibrating
-    # this machine (minicb.tools.bench.calibrate) measures them.
+    # this machine (workshop.measure.calibrate) measures them.
     sequence_overhead: float = 0.0
     token_overhead: float = 0.0
     cached_token_overhead: float = 0.0
@@ -136,7 +136,7 @@ DATASHEETS = {
 }
 # ANCHOR_END: hardware
 
-# Measured profiles, one JSON file each (minicb.tools.bench.calibrate writes them).
+# Measured profiles, one JSON file each (workshop.measure.calibrate writes them).
 PROFILES = Path(__file__).parent / "profiles"
 
 

@@ -3,7 +3,7 @@ TRITON_INTERPRET must be set before triton is first imported, so it is set here,
 before any test module imports minicb or triton."""
 import os
 
-# The GPU run's tests measure their coverage (minicb.tools.gpu.run.run_tests) in every
+# The GPU run's tests measure their coverage (workshop.gpu.run.run_tests) in every
 # pytest-xdist worker, which `coverage run` around pytest would not see: each process
 # starts its own here, before minicb is imported, and saves it when its session finishes.
 if os.environ.get("MINICB_COVERAGE_DATA"):

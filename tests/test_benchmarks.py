@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from minicb import LLMEngine
-from minicb.tools.bench import benchmarks, decode_step
+from workshop.measure import benchmarks, decode_step
 from minicb.tools.bench.offline import format_rounds, warm_up
 from minicb.checkpoint import load_model
 from minicb.kernels.online_softmax import tile_options

@@ -11,8 +11,8 @@ import pytest
 
 from minicb import LLMEngine
 from minicb.costmodel import HARDWARE, MODEL_SHAPES, step_seconds
-from minicb.tools.bench.decode_step import simulated_decode_roofline
-from minicb.tools.bench.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
+from workshop.measure.decode_step import simulated_decode_roofline
+from workshop.measure.calibrate import (OVERHEADS, SequenceLog, calibrate, decode_errors, decode_profile,
                                     decode_runs, fit_costs, fit_decode_sidecar, fit_nonnegative,
                                     launch_cost, spread_errors, step_features)
 from minicb.tools.bench.driver import replay
@@ -71,7 +71,7 @@ def test_a_profile_measured_from_a_real_run_drives_the_simulated_engine(llama, e
 def test_calibrating_gives_the_engine_back_before_the_next_shape(llama, monkeypatch):
     """On a GPU an engine's KV cache takes most of it: measuring the next shape needs
     the memory back, so the engine is closed once its run is measured."""
-    import minicb.tools.bench.calibrate as module
+    import workshop.measure.calibrate as module
 
     built = []
 

@@ -7,9 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from minicb.tools.report import scale
-from minicb.tools.report.claims import MAX_OTHERS_CORES, CpuUse, judge, judge_steps
-from minicb.tools.report.scale import RUNNING, Scale
+from workshop.report import scale
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, CpuUse, judge, judge_steps
+from workshop.report.scale import RUNNING, Scale
 
 CPU, REHEARSAL = Scale("cpu", "cpu", "float32"), Scale("rehearsal", "cpu", "float32")
 

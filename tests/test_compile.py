@@ -1,6 +1,6 @@
 """The kernels compile for real GPUs, checked on a machine without one.
 
-minicb/tools/gpu/compile_check.py calls every host wrapper the way the engines do,
+workshop/gpu/compile_check.py calls every host wrapper the way the engines do,
 records the launches, and compiles each for sm_90 (H100) with the ptxas
 that Triton's wheel ships. A compile error, a register spill or a launch
 asking for more shared memory than the GPU has fails the test.
@@ -9,7 +9,7 @@ asking for more shared memory than the GPU has fails the test.
 - MINICB_COMPILE_CHECK=full compiles every dtype x head_dim x GQA group x
   tile height x split bucket for sm_90 and sm_80, and the quick matrix for
   sm_89 (L4) and sm_75 (T4, fp16) (the same as
-  ``python -m minicb.tools.gpu.compile_check --full`` from a shell).
+  ``python -m workshop.gpu.compile_check --full`` from a shell).
 - MINICB_EXTRA_TRITON=<folder> also runs it with the Triton installed in
   that folder (``pip install --no-deps --target <folder> triton==3.6.0``,
   which `make test` does).
@@ -55,7 +55,7 @@ TRITONS = pytest.mark.parametrize("triton_folder", [None] + ([EXTRA_TRITON] if E
 @TRITONS
 def test_every_launch_compiles_for_the_gpu_without_spilling(tmp_path, triton_folder):
     report = tmp_path / "compile.json"
-    result = run_compiled(["-m", "minicb.tools.gpu.compile_check", "--json", str(report)] + (["--full"] if FULL else []),
+    result = run_compiled(["-m", "workshop.gpu.compile_check", "--json", str(report)] + (["--full"] if FULL else []),
                           triton_folder, timeout=3600)
     print(result.stdout)                              # the table: registers, spills, shared memory per kernel
     assert report.exists(), result.stderr[-3000:]
@@ -85,7 +85,7 @@ def test_the_check_compiles_both_lengths_of_the_decode_tile():
     host wrappers would choose them, and split-KV's only ever with few."""
     code = """
 import json, torch
-from minicb.tools.gpu.compile_check import matrix
+from workshop.gpu.compile_check import matrix
 decode = [l for l in matrix(False, 90) if l.kwargs.get("BLOCK_M") == 16 and "bfloat16 d=128" in l.case]
 print(json.dumps(sorted({(l.kernel.__name__, l.kwargs["BLOCK_N"]) for l in decode})))
 """
@@ -105,7 +105,7 @@ def test_the_check_fails_a_compile_error_and_a_spill():
 import json, sys, torch
 sys.path.insert(0, "tests")
 import kernels_that_fail as bad
-from minicb.tools.gpu.compile_check import Launch, check
+from minicb.tools.gpu.compile_for_gpu import Launch, check
 x = torch.zeros(128 * 128)
 rows = [check(Launch(bad.dot_of_two_vectors, (x,), dict(BLOCK=16), "broken"), 90),
         check(Launch(bad.tile_too_large_for_one_warp, (x, x), dict(BLOCK=128, num_warps=1), "spills"), 90),
@@ -126,7 +126,7 @@ def test_launches_are_specialized_as_on_a_gpu(triton_folder):
     such; the block table's width, marked do_not_specialize, does not."""
     code = """
 import json, torch
-from minicb.tools.gpu.compile_check import engine_launches, specialize
+from minicb.tools.gpu.compile_for_gpu import engine_launches, specialize
 launches = engine_launches(torch.bfloat16, 128, 4, query_lens=(1,), splits=())
 launch = next(l for l in launches if l.kernel.__name__ == "_paged_attention_kernel")
 source, _, _ = specialize(launch, 90)

@@ -260,7 +260,7 @@ ANSWERS = {
     "06_memory_pressure.md": [("preemption", ["../minicb/stages/paged.py:preempt"]),
                               ("chunking", ["../minicb/stages/iteration.py:chunking"]),
                               ("admission_trigger", ["../minicb/stages/iteration.py:admission_open"])],
-    "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/report/claims.py:judge"]),
+    "07_benchmarks.md": [("claim_verdict", ["../minicb/tools/bench/claims.py:judge"]),
                          ("percentiles", ["../minicb/metrics.py:percentiles"])],
     "08_fast_step.md": [("rms_norm", ["../kernels/norm.py:kernel", "../kernels/norm.py:wrapper"])],
     "09_serving.md": [("stop_holdback", ["../minicb/tools/serve/protocol.py:text_stream"])],
@@ -295,7 +295,7 @@ def test_every_exercise_has_its_answer_folded_in_the_book():
 def test_mutants_are_the_wrong_answers_students_write():
     """Boundaries flipped, arithmetic turned round, constants off by one, a statement
     left out, min for max, a guard's test negated; never a swap of min's arguments."""
-    from minicb.tools.course import mutants
+    from workshop import mutants
     changes = [words for _, words, _ in mutants.mutants("tpot")]
     assert {"n > 0  ->  n >= 0", "self.num_output_tokens - 1  ->  self.num_output_tokens + 1",
             "1  ->  2", "return (self.finish_time - self.first_token_time) / n if n > 0 else 0.0  ->  "
@@ -306,7 +306,7 @@ def test_mutants_are_the_wrong_answers_students_write():
 
 
 def test_a_check_that_cannot_fail_kills_no_mutant(monkeypatch):
-    from minicb.tools.course import mutants
+    from workshop import mutants
     label, _, tree = mutants.mutants("kv_budget")[0]
     wrong = mutants.compiled("kv_budget", tree, label)
     assert mutants.killed("kv_budget", wrong, None, 30)
@@ -317,7 +317,7 @@ def test_a_check_that_cannot_fail_kills_no_mutant(monkeypatch):
 def test_the_mutation_report_is_of_the_answers_as_they_are_and_a_sample_reruns_as_it_says():
     """tests/mutants.json (make mutants) lists every mutant the engine's answers give now,
     and a sample of them, run again, is killed or survives as it says."""
-    from minicb.tools.course import mutants
+    from workshop import mutants
     report = {row["exercise"]: row for row in json.loads(mutants.REPORT.read_text())}
     assert list(report) == [ex.name for ex in in_order()]
     for name, row in report.items():

@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minicb.tools.report import figures, redraw, scale  # noqa: E402
+from workshop.report import figures, redraw, scale  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -316,7 +316,7 @@ def test_redraw_refuses_a_bad_sidecar_in_one_line(tmp_path, capsys, change, says
         redraw.main(["redraw", path])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and len(err.splitlines()) == 1, err
-    assert err.startswith(f"python -m minicb.tools.report.redraw: error: {path}: ") and says in err, err
+    assert err.startswith(f"python -m workshop.report.redraw: error: {path}: ") and says in err, err
     assert not (tmp_path / "08_decode_roofline.png").exists()          # nothing was drawn
 
 

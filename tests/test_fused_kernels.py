@@ -131,7 +131,7 @@ def test_a_fused_layer_launches_a_quarter_of_what_the_plain_one_does(llama):
     norms, rotary and SiLU x up."""
     from minicb.checkpoint import load_model
     from minicb.layer_ops import LAYER_OP_NAMES
-    from minicb.tools.bench.benchmarks import layer_launches
+    from workshop.measure.benchmarks import layer_launches
 
     plain = layer_launches(load_model(llama, "float16", DEVICE))
     fused = layer_launches(load_model(llama, "float16", DEVICE, fused_ops=True))
@@ -205,7 +205,7 @@ class CountedKernel:
 def test_the_greedy_pick_and_its_check_are_one_launch_fused_and_eight_plain(monkeypatch):
     """Counted as for a layer: argmax, isfinite (an abs and three comparisons as
     PyTorch dispatches it), all, a negation and a masked fill, against one kernel."""
-    from minicb.tools.bench.benchmarks import Launches
+    from workshop.measure.benchmarks import Launches
     logits = rand(4, 300, dtype=torch.float32)
     with Launches() as plain:
         reference.finite_argmax(logits)

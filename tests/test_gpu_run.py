@@ -1,4 +1,4 @@
-"""The one command a GPU run needs (minicb.tools.gpu.run), checked without a GPU: its
+"""The one command a GPU run needs (workshop.gpu.run), checked without a GPU: its
 parts cover every notebook and figure, its plan fits an H100's half hour, an
 archive that lacks a figure is caught, and every line that only a GPU reaches
 names what reaches it there. `make test` also runs the whole rehearsal."""
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from minicb.tools.gpu import parts, plan
-from minicb.tools.gpu import run as gpu_run
-from minicb.tools.report.scale import SIZES, Scale, run_scale
+from workshop.gpu import parts, plan
+from workshop.gpu import run as gpu_run
+from workshop.report.scale import SIZES, Scale, run_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 

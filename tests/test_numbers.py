@@ -1,14 +1,14 @@
 """Every measured number in the book and the README is rendered from the sidecar of
-the run that measured it (minicb.tools.book.numbers): a wrong one, or one with no
+the run that measured it (workshop.book.numbers): a wrong one, or one with no
 source, fails here."""
 import json
 from collections import Counter
 
 import pytest
 
-from minicb.tools.book import numbers
-from minicb.tools.book.numbers import BOOK_FILES, differences, malformed, misplaced, rendered, unknown_citations
-from minicb.tools.report.scale import project_root
+from workshop.book import numbers
+from workshop.book.numbers import BOOK_FILES, differences, malformed, misplaced, rendered, unknown_citations
+from workshop.report.scale import project_root
 
 RATIO = 'median_ratio_to_static["1536"]["paged"]'
 
@@ -18,7 +18,7 @@ def test_every_marked_number_is_what_its_sidecar_gives(name):
     text = (project_root() / name).read_text()
     assert differences(text) == [] and misplaced(text) == [] and unknown_citations(text) == []
     assert malformed(text) == [] and numbers.unjudged(text) == [] and numbers.hand_typed_verdicts(text) == []
-    assert numbers.ambiguous(text) == []
+    assert accounted.ambiguous(text) == []
 
 
 @pytest.mark.parametrize("said", ["the smallest chunk was steadier (a claim that held)",
@@ -150,8 +150,8 @@ def test_a_timed_command_adds_its_seconds_and_its_status_to_the_record(tmp_path)
     import json
     import sys
 
-    from minicb.tools.report.scale import current_commit
-    from minicb.tools.report.timed import main
+    from workshop.report.scale import current_commit
+    from workshop.report.timed import main
 
     record = tmp_path / "make_test.json"
     assert main([str(record), "tests", "--", sys.executable, "-c", "pass"]) == 0
@@ -170,7 +170,7 @@ def test_an_output_block_is_filled_from_its_file_and_the_next_block_is_left_alon
     assert rendered(text) == f"<!--output cpu/demo_output.txt-->\n```\n{saved}\n```\n\nthen\n\n```bash\nmake demo\n```\n"
     assert differences(rendered(text)) == []
     assert differences(text.replace("```\n```", "```\nsomething else\n```")) == [
-        "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m minicb.tools.book.numbers render copies it)"]
+        "line 1: the block is not what figures/cpu/demo_output.txt holds (python -m workshop.book.numbers render copies it)"]
 
 
 def test_a_marker_split_over_lines_is_read_and_checked():
@@ -188,7 +188,7 @@ def test_a_marker_that_is_not_whole_is_an_error():
 
 
 # ---------------------------------------------------------------- default deny
-from minicb.tools.book import accounted  # noqa: E402
+from workshop.book import accounted  # noqa: E402
 
 READER_FILES = accounted.BOOK_FILES + accounted.NOTEBOOK_FILES
 
@@ -203,7 +203,7 @@ def test_every_number_a_reader_sees_is_accounted_for(name):
 def test_a_notebook_s_markdown_holds_no_broken_marker_or_unknown_citation(name):
     text = accounted.reader_text(name)
     assert differences(text) == [] and malformed(text) == [] and unknown_citations(text) == []
-    assert numbers.ambiguous(text) == []
+    assert accounted.ambiguous(text) == []
 
 
 PLANTS = {
@@ -327,9 +327,9 @@ def test_a_marker_that_reads_a_sibling_field_of_the_same_value_must_say_which():
     that says the other field is found."""
     setting = "<!--example tp: one=dict(step_ms=213, compute_ms=213, collectives_ms=0)-->\n"
     named = setting + 'one rank took <!--m wide-1-step-->213<!--/m--> ms\n\n<!--number wide-1-step: example/tp d one["{}"]-->'
-    assert numbers.ambiguous(named.format("step_ms")) == []
-    [found] = numbers.ambiguous(named.format("compute_ms"))          # planted: the name says step
+    assert accounted.ambiguous(named.format("step_ms")) == []
+    [found] = accounted.ambiguous(named.format("compute_ms"))          # planted: the name says step
     assert "reads 'compute_ms', whose value 'step_ms' shares" in found
-    [bare] = numbers.ambiguous(setting + 'one rank took <!--m example/tp d one["step_ms"]-->213<!--/m--> ms')
+    [bare] = accounted.ambiguous(setting + 'one rank took <!--m example/tp d one["step_ms"]-->213<!--/m--> ms')
     assert "NAME-step" in bare
-    assert numbers.ambiguous(setting + 'none <!--m example/tp d one["collectives_ms"]-->0<!--/m-->') == []
+    assert accounted.ambiguous(setting + 'none <!--m example/tp d one["collectives_ms"]-->0<!--/m-->') == []

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.skipif(os.environ.get("MINICB_REHEARSAL") != "1",
                     reason="the GPU run's rehearsal: MINICB_REHEARSAL=1 or make gpu-rehearsal")
 def test_every_part_of_a_gpu_run_passes_its_rehearsal(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "minicb.tools.gpu.run", "rehearse", "--out", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "workshop.gpu.run", "rehearse", "--out", str(tmp_path)],
                             cwd=ROOT, capture_output=True, text=True)
     print(result.stdout)                                     # each part's notebooks and times
     assert result.returncode == 0 and "all parts passed" in result.stdout, \

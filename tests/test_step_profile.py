@@ -4,8 +4,8 @@ from types import SimpleNamespace
 import pytest
 
 from minicb import LLMEngine
-from minicb.tools.bench import step_profile
-from minicb.tools.bench.step_profile import per_step, profile_decode
+from workshop.measure import step_profile
+from workshop.measure.step_profile import per_step, profile_decode
 
 
 def event(name, device, device_us, cpu_us, count):

@@ -252,7 +252,7 @@ def test_a_wrong_answer_breaks_the_exercise_s_own_rule(llama, name, function, me
 def judge_ignoring_the_spread(left, op, right, others_cores=None):
     """Wrong: any difference of the medians decides the claim."""
     from statistics import median
-    from minicb.tools.report.claims import Verdict, samples, spread
+    from minicb.tools.bench.claims import Verdict, samples, spread
     left, right = samples(left), samples(right)
     gap = median(right) - median(left) if op == "<" else median(left) - median(right)
     return Verdict(gap > 0, median(left), median(right), spread(left) + spread(right))
@@ -273,7 +273,7 @@ def judge_busy_at_the_limit(left, op, right, others_cores=None):
 
 def judge_with_boundaries(left, op, right, others_cores, too_close, busy):
     from statistics import median
-    from minicb.tools.report.claims import Verdict, is_bound, samples, spread
+    from minicb.tools.bench.claims import Verdict, is_bound, samples, spread
     left, right = samples(left), samples(right)
     lows, highs = (left, right) if op == "<" else (right, left)
     margin = spread(lows) + spread(highs)
@@ -289,7 +289,7 @@ def judge_with_boundaries(left, op, right, others_cores, too_close, busy):
 def judge_naming_the_most_repeats(left, op, right, others_cores=None):
     """Wrong: the reason names the most repeats a side has, not the fewest (a notebook
     prints it: "3 repeat(s): a spread takes 2" contradicts itself)."""
-    from minicb.tools.report.claims import judge
+    from minicb.tools.bench.claims import judge
     verdict = judge(left, op, right, others_cores)
     if "repeat(s)" in verdict.reason:
         counts = [len(side) for side in (left, right) if isinstance(side, list)]

@@ -41,7 +41,7 @@ class VirtualClock:
 # ANCHOR: simulated_executor
 class SimulatedExecutor:
     """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
-    or a Hardware profile (minicb.tools.bench.calibrate measures this machine's)."""
+    or a Hardware profile (workshop.measure.calibrate measures this machine's)."""
 
     def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0):
         if shape not in MODEL_SHAPES:

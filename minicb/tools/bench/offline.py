@@ -17,8 +17,7 @@ from ...pretrained import resolve_model
 from ...sampling import SamplingParams
 from ...stages import STAGES
 from .driver import replay
-from ..report.figures import environment
-from ..report.scale import this_run
+from .run_record import environment, this_run
 from ..serve.options import check_out_path, engine_options
 from .peers import PEERS, run_peer
 from .workload import preset_workload

@@ -21,7 +21,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..serve.options import WORKLOAD_HELP, Help, Parser, as_flags, check_out_path
-from ..report.scale import machine, this_run
+from .run_record import machine, this_run
 from .workload import PRESETS, preset_workload
 
 

@@ -5,7 +5,8 @@ would: a ``num_warps`` that is no power of two, a block shape a ``tl.dot``
 cannot take, more shared memory than a GPU has, more than 1,024 threads a
 block. So a kernel exercise's check also records the launches the engine's
 host wrappers make with the student's function inside, as the GPU compile
-check does (``minicb.tools.gpu.compile_check``), compiles each one for an H100
+check does (``minicb.tools.gpu.compile_for_gpu``, which the repository's
+compile check runs over every launch), compiles each one for an H100
 and an A100 through the ptxas Triton's wheel ships, and refuses what compiles
 but would not launch. It runs in a process of its own, with the interpreter off:
 
@@ -20,7 +21,7 @@ from contextlib import ExitStack
 import torch
 
 from ...kernels import norm
-from ..gpu import compile_check
+from ..gpu import compile_for_gpu as compile_check
 from .exercises import EXERCISES
 from .student import load_stub, swapped_in
 

@@ -152,7 +152,7 @@ EXERCISES = {e.name: e for e in [
     Exercise("rms_norm", 8, "Fewer, fuller kernels", "minicb.kernels.norm:add_rms_norm",
              "the residual add and RMSNorm in one pass (a Triton kernel)", "norm",
              runs_of("paged", triton=True, without=("split",)), kernel=True),
-    Exercise("claim_verdict", 7, "Claims about time", "minicb.tools.report.claims:judge",
+    Exercise("claim_verdict", 7, "Claims about time", "minicb.tools.bench.claims:judge",
              "decide a claim about time from interleaved repeats, or leave it undecided", "judge"),
     Exercise("percentiles", 7, "Latency under load", "minicb.metrics:percentiles",
              "a run's mean, p50, p90 and p99 of a list of times", "percentiles", runs_of()),

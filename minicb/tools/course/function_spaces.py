@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ...costmodel import HARDWARE, MODEL_SHAPES
 from ...request import Request, RequestMetrics
 from ...sampling import SamplingParams
-from ..report import claims
+from ..bench import claims
 from ..serve.protocol import TextStream
 from .differential import Observed, Space, attempt, observe, same
 

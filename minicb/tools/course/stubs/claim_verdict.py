@@ -6,7 +6,7 @@ the run supports the claim is decided from that run alone: the medians must
 differ in the claim's direction by more than the repeats' spread.
 Check: ``python -m minicb check claim_verdict``.
 """
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -1,7 +1,7 @@
 """Right: turns every claim into "big > small" (sides swapped for "<") and decides on
 that signed lead; medians and ranges are taken by hand from one sort of each side,
 not with statistics.median, max and min or the module's samples/spread helpers."""
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(side):

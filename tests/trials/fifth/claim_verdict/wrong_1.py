@@ -3,7 +3,7 @@ number or as a one-element list; so [x] needs no repeats and has no spread. Wron
 judge([1.0], "<", [5.0, 5.1]): decides True, where one repeat on a measured side is None."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

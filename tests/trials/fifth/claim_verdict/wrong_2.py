@@ -3,7 +3,7 @@ is the two half-ranges added (spread / 2 each). Decides too often: judge([1, 3],
 [4, 6]) gives True with margin 2, where the ranges added are 4 and the gap 3 is not decided."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

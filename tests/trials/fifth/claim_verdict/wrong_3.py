@@ -4,7 +4,7 @@ Wrong for judge([1.0], "<", [2.0, 2.2]): Verdict(None, nan, nan, nan, ...), not 
 import math
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, is_bound, samples, spread
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, is_bound, samples, spread
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -3,7 +3,7 @@ a sign (+1 for "<", -1 for ">") times right-minus-left, and the reasons are gath
 list first, so "not decided" is one test at the end instead of a chain of early returns."""
 import numpy as np
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound
 
 _SIGN = {"<": 1.0, ">": -1.0}
 

@@ -3,7 +3,7 @@ median anyway). Goes wrong on judge([1.0, 1.1, 4.0], "<", [4.5, 4.5, 4.6]): medi
 vs 4.5 differ by 3.4 > margin 3.1, so it holds; the means (2.03, 4.53) differ by less: None."""
 from statistics import fmean
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound, spread
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound, spread
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

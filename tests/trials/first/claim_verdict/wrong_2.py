@@ -3,7 +3,7 @@ it too (a bound is never "measured" enough). Goes wrong on judge([1.0, 1.1], "<"
 a fixed bound needs no repeats, so the claim holds (True); here it is None."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

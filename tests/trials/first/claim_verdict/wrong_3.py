@@ -3,7 +3,7 @@ after the early "not decided" returns. Goes wrong on judge([1.0], "<=", [2.0, 3.
 bad op on a busy machine): it returns an undecided Verdict instead of raising ValueError."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound, spread
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict, samples, is_bound, spread
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -3,7 +3,7 @@
 the medians once per operator; bounds are plain numbers, lists are repeats."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(values):

@@ -3,7 +3,7 @@ do not overlap": decided as soon as one side's worst repeat beats the other's be
 left=[1, 2] < right=[3, 4]: True, where the gap 2 is not more than the margin 2 (None)."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(values):

@@ -7,7 +7,7 @@ def median(values):
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(values):

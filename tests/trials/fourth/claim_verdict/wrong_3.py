@@ -3,7 +3,7 @@ fewest repeats a side has" counts the bound's 1. A claim against a bound is neve
 left=[1.0, 1.1, 1.2] < 5 gives None (1 repeat) instead of True."""
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(values):

@@ -4,7 +4,7 @@ by numbers.Real, and the checks run as a table of (undecided?, reason) rules in 
 """
 import numbers
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(side):

@@ -2,7 +2,7 @@
 Agrees for odd repeat counts (3, 5); with 2 or 4 repeats it takes the upper middle, e.g. median [1, 3] is 3, not 2,
 which moves the medians, the gap and the verdict.
 """
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def middle(values):

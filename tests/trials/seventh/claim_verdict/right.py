@@ -7,7 +7,7 @@ own direction. Checks in the contract's order: repeats, then the other
 processes' load, then the gap against the margin."""
 import numbers
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(side):

@@ -10,7 +10,7 @@ version decides holds=True.
 """
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

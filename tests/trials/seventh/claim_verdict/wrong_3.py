@@ -9,7 +9,7 @@ a fixed bound): the contract's median of the left side is 1.1, the gap 0.25
 beats the margin 0.2, and the claim holds; this version takes 1.2 as the
 median, the gap 0.15 is within the margin, and it returns holds=None.
 """
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def middle(values):

@@ -5,7 +5,7 @@ as it takes to show them over the limit, so a reason never reads "0.5 over 0.5".
 import numbers
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(side):

@@ -4,7 +4,7 @@ says True; the contract says None (1 repeat, 2 needed).
 """
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -4,7 +4,7 @@ judge([1, 2], "<", [3, 4]) says True; both should be None.
 """
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -2,7 +2,7 @@
 which for an even count is the upper middle, not the mean of the two middles:
 judge([1, 3], "<", 4.5) gives left 3 (holds None) instead of 2 (holds True).
 """
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _median(values):

@@ -3,7 +3,7 @@ statistics.median), and decides by the signed gap in the claim's direction; same
 """
 import math
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def _side(side):

@@ -3,7 +3,7 @@ judge([1.0], "<", [2.0, 2.1]) decides True; a measured side of 1 repeat (< MIN_R
 """
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -1,7 +1,7 @@
 """Misconception: the median is the middle element of the sorted repeats, sorted[n // 2], for any n.
 With an even count it takes the upper one: judge([1, 3], "<", [2.9, 3.1]) reports left median 3, not 2.
 """
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

@@ -4,7 +4,7 @@ to report, so they are nan. judge([1.0], "<", [2.0, 2.2]) gives Verdict(None, na
 import math
 from statistics import median
 
-from minicb.tools.report.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, MIN_REPEATS, Verdict
 
 
 def judge(left, op, right, others_cores=None) -> Verdict:

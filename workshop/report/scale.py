@@ -12,7 +12,7 @@
 
 A notebook starts with ``SCALE = run_scale()`` and takes its sizes from
 ``SCALE.sizes(its name)``; the table of sizes is ``SIZES`` below, which the
-GPU driver (``minicb.tools.gpu.run``) also reads to plan its parts.
+GPU driver (``workshop.gpu.run``) also reads to plan its parts.
 """
 import json
 import math
@@ -25,9 +25,10 @@ from pathlib import Path
 
 import torch
 
-from ...checkpoint import SHAPES, make_tiny_checkpoint
-from ...costmodel import MODEL_SHAPES
-from .claims import MAX_OTHERS_CORES, CpuUse, Verdict, judge, judge_steps
+from minicb.checkpoint import SHAPES, make_tiny_checkpoint
+from minicb.costmodel import MODEL_SHAPES
+from minicb.tools.bench.claims import MAX_OTHERS_CORES, CpuUse, Verdict, judge, judge_steps
+from minicb.tools.bench.run_record import THIS_RUN, current_commit, machine, project_root, this_run  # noqa: F401
 
 # A rehearsal's largest batch, and its requests per workload: three batches' worth,
 # so that batching still has something to do and every figure's claim is checked.
@@ -68,7 +69,7 @@ SIZES = {
         # The spread experiment in the study's shape (benchmarks.study_options), 500 requests a
         # cap; the peers serve the first 8 (on an H200, 32 took 253 s of the part's 9 minutes),
         # graphs on and off compare on 48. Every experiment runs once: twice would not fit a
-        # GPU part (minicb/tools/gpu/run.py).
+        # GPU part (workshop/gpu/run.py).
         full=dict(num_requests=500, scale=1.0, batch=64, max_model_len=2048, load_requests=64,
                   preset_requests=32, preset_scale=1.0, preset_max_model_len=2048, repeats=1,
                   peer_requests=8, launch_requests=48)),
@@ -156,7 +157,7 @@ class Scale:
 
     def time_claim(self, left, op: str, right, what) -> Verdict:
         """A claim about time, ``left op right``, judged from this run's repeats
-        (``minicb.tools.report.claims``): one that holds or is not decided is printed;
+        (``minicb.tools.bench.claims``): one that holds or is not decided is printed;
         one that does not hold stops the notebook, except in a rehearsal, which
         times a tiny model on a CPU at the full scale's lengths, where it need not
         hold. Every verdict goes into the sidecars of the figures saved after it.
@@ -201,41 +202,6 @@ class Scale:
         what = {"cpu": "CPU scale", "full": "full scale",
                 "rehearsal": "rehearsal of the full scale (the tiny model, fewer requests)"}[self.name]
         return f"{what} | {where} | {self.dtype}"
-
-
-def this_run() -> dict:
-    """This process's run: an id and the commit its code comes from, made once and
-    printed then, so that a notebook's output names the run that its figures' sidecars
-    record (each sidecar keeps them under "run")."""
-    if not THIS_RUN:
-        THIS_RUN.update(run_id=uuid.uuid4().hex[:8], commit=current_commit())
-        print(f"run {THIS_RUN['run_id']} at commit {THIS_RUN['commit']}")
-    return dict(THIS_RUN)
-
-
-THIS_RUN: dict = {}
-
-
-def current_commit() -> str:
-    """The commit the code comes from, with "+changes" where minicb's code differs
-    from it: MINICB_COMMIT where the checkout has no git (a GPU machine's copy)."""
-    if os.environ.get("MINICB_COMMIT"):
-        return os.environ["MINICB_COMMIT"]
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=project_root(), capture_output=True, text=True,
-                              timeout=30).stdout.strip()
-    try:
-        commit = git("rev-parse", "--short=12", "HEAD")
-        changed = git("status", "--porcelain", "--", "minicb", "kernels")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (commit or "unknown") + ("+changes" if changed and commit else "")
-
-
-def project_root() -> Path:
-    """The repository's root (where pyproject.toml is); else the working directory."""
-    here = Path(__file__).resolve().parents[3]
-    return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
 def others_cores() -> float | None:
@@ -299,14 +265,6 @@ def figure_dir() -> Path:
         path = project_root() / ("figures/gpu" if full_scale() else "scratch/figures")
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def machine() -> str:
-    """The GPU, or the CPU with its cores and torch's threads: what a figure's numbers depend on."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name()
-    return f"CPU {platform.processor() or platform.machine()}, {os.cpu_count()} cores, " \
-           f"{torch.get_num_threads()} torch threads"
 
 
 def save_claims() -> Path | None:

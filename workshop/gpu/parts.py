@@ -51,7 +51,7 @@ PARTS = [
     Part("kernels", "kernel bandwidth, what a program reads, the decode roofline, where a step's "
          "time goes", ["08_kernels"],
          figures=["08_kernel_bandwidth", "08_kv_bytes", "08_decode_roofline"], gpu_figures=["08_decode_tile"],
-         module="minicb.tools.bench.step_profile", output="profile",
+         module="workshop.measure.step_profile", output="profile",
          rehearsal_skips="timing the compiled Triton kernels (PyTorch's cases only), CUDA graphs"),
     Part("stages", "stages 1-3: prefill and decode, the white squares, the window",
          ["01_single", "02_static", "03_dynamic"],
@@ -69,7 +69,7 @@ PARTS = [
     # With one GPU only its arithmetic runs (two ranks need two devices): no figure.
     Part("parallel", "tensor parallelism: what a step communicates", ["10_tensor_parallel"]),
     Part("calibrate", "profiles for the simulated executor: stage 5 measured on this GPU",
-         module="minicb.tools.bench.calibrate measure", output="profiles",
+         module="workshop.measure.calibrate measure", output="profiles",
          rehearsal_skips="a GPU's rates (the CPU calibrates itself, the tiny model for each shape)"),
 ]
 # ANCHOR_END: parts
@@ -97,23 +97,24 @@ REACHED_ON_A_GPU = {
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
     "minicb/tools/bench/offline.py": "part benchmarks",
     "minicb/tools/bench/peers.py": "part benchmarks",
-    "minicb/tools/bench/benchmarks.py": "part kernels",
-    "minicb/tools/report/figures.py": "part stages",
+    "minicb/tools/bench/run_record.py": "part stages",
+    "workshop/measure/benchmarks.py": "part kernels",
     "notebooks/08_kernels.ipynb": "part kernels",
-    "minicb/tools/bench/calibrate.py": "part calibrate",
-    "minicb/tools/bench/step_profile.py": "part kernels",
+    "workshop/measure/calibrate.py": "part calibrate",
+    "workshop/measure/step_profile.py": "part kernels",
 }
 # The GPU run's own files (this one holds the pattern itself) and the scale table
 # choose between the GPU and the CPU themselves.
-DECIDES_THE_DEVICE = ("minicb/tools/gpu/parts.py", "minicb/tools/gpu/plan.py",
-                      "minicb/tools/gpu/run.py", "minicb/tools/report/scale.py")
+DECIDES_THE_DEVICE = ("workshop/gpu/parts.py", "workshop/gpu/plan.py",
+                      "workshop/gpu/run.py", "workshop/report/scale.py")
 
 
 def cuda_only_lines(root: Path) -> dict[str, list[int]]:
     """{file: line numbers} of the lines CUDA_ONLY finds in the engine, the kernels,
-    the tools and the notebooks (a notebook's lines counted through its code cells)."""
+    the tools, the workshop and the notebooks (a notebook's lines counted through its code cells)."""
     found = {}
-    for path in sorted([*root.glob("minicb/**/*.py"), *root.glob("kernels/*.py"), *root.glob("notebooks/*.ipynb")]):
+    for path in sorted([*root.glob("minicb/**/*.py"), *root.glob("kernels/*.py"), *root.glob("workshop/**/*.py"),
+                        *root.glob("notebooks/*.ipynb")]):
         name = str(path.relative_to(root))
         if name in DECIDES_THE_DEVICE:
             continue

@@ -11,8 +11,8 @@ of the student's function; a check *kills* it when it fails. A mutant that passe
 either does what the answer does (it is equivalent: the report says why) or shows
 a case the check misses.
 
-    python -m minicb.tools.course.mutants                  # every exercise: the report
-    python -m minicb.tools.course.mutants top_p tpot       # these only, printed
+    python -m workshop.mutants                  # every exercise: the report
+    python -m workshop.mutants top_p tpot       # these only, printed
 """
 import argparse
 import ast
@@ -28,11 +28,11 @@ import time
 import types
 from pathlib import Path
 
-from .check import check
-from .student import engine_function
-from .exercises import EXERCISES, in_order, tiny_checkpoint
+from minicb.tools.course.check import check
+from minicb.tools.course.student import engine_function
+from minicb.tools.course.exercises import EXERCISES, in_order, tiny_checkpoint
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "tests" / "mutants.json"          # what the last full run found
 SCRATCH = ROOT / "scratch" / "mutants"
 FLIPPED = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
@@ -252,7 +252,7 @@ def run(name: str, seconds: float = 60.0) -> list[dict]:
     log, results, total = SCRATCH / f"{name}.log", [], len(mutants(name))
     log.unlink(missing_ok=True)
     while len(results) < total:
-        child = subprocess.run([sys.executable, "-m", "minicb.tools.course.mutants", name, "--child",
+        child = subprocess.run([sys.executable, "-m", "workshop.mutants", name, "--child",
                                 str(len(results)), "--seconds", str(seconds)],
                                capture_output=True, text=True)
         lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -284,7 +284,7 @@ def summary(name: str, results: list[dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.course.mutants", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m workshop.mutants", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="exercises (default: every one, and the report)")
     parser.add_argument("--seconds", type=float, default=60.0, help="a mutant's time limit")

@@ -9,7 +9,7 @@ step that carries a prompt runs), and lists each kernel's time a step and each
 host operator's, most first. On a CPU there are no kernels: the rehearsal
 checks the plumbing, not the numbers.
 
-    python -m minicb.tools.bench.step_profile --out FOLDER     # the kernels part of a GPU run
+    python -m workshop.measure.step_profile --out FOLDER     # the kernels part of a GPU run
 """
 import argparse
 import json
@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from ...llm import LLMEngine
-from ...sampling import SamplingParams
-from .decode_step import decode_weight_bytes
-from ..report.scale import run_scale
+from minicb.llm import LLMEngine
+from minicb.sampling import SamplingParams
+from workshop.measure.decode_step import decode_weight_bytes
+from workshop.report.scale import run_scale
 
 TOP_KERNELS = 25          # the rest of a step's kernels summed as one row
 

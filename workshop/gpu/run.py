@@ -17,11 +17,11 @@ sidecars, ``results.json`` (the machine, each notebook's outcome and time, the
 figures' headline numbers) and ``log.txt``, so bringing a part back is one copy.
 
 ``plan`` measures the GPU's copy bandwidth and matmul rate and estimates each
-part's minutes from the sizes in ``minicb.tools.report.scale`` with a rough cost model
+part's minutes from the sizes in ``workshop.report.scale`` with a rough cost model
 (below), checked against a run's measured times; ``run`` refuses a part whose
 estimate passes MAX_MINUTES. The
 rehearsal runs every part on a CPU at the full scale's settings with a tiny
-model and fewer requests (``minicb.tools.report.scale``), checks every archive, and says
+model and fewer requests (``workshop.report.scale``), checks every archive, and says
 what it could not do there.
 """
 import argparse
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import torch
 
-from ..bench.benchmarks import measured_rates
-from ..report.figures import REQUIRED_SIDECAR_KEYS, project_root
-from .parts import MAX_ARCHIVE_BYTES, MAX_MINUTES, PARTS, REACHED_ON_A_GPU, TEST_WORKERS, Part, cuda_only_lines
-from .plan import chosen, plan
+from workshop.measure.benchmarks import measured_rates
+from workshop.report.figures import REQUIRED_SIDECAR_KEYS, project_root
+from workshop.gpu.parts import MAX_ARCHIVE_BYTES, MAX_MINUTES, PARTS, REACHED_ON_A_GPU, TEST_WORKERS, Part, cuda_only_lines
+from workshop.gpu.plan import chosen, plan
 
 
 # ---------------------------------------------------------------- the machine
@@ -101,7 +101,7 @@ def write_checkpoints(shapes, env, log):
     minute, which the part's tests run beside. Returns (process, start), or None."""
     if not shapes:
         return None
-    code = ("from minicb.tools.report.scale import run_scale\nscale = run_scale()\n"
+    code = ("from workshop.report.scale import run_scale\nscale = run_scale()\n"
             f"for shape in {shapes!r}:\n    print(scale.checkpoint(scale.model(shape)), flush=True)")
     log.write(f"$ writing the checkpoints of {', '.join(shapes)} in the background\n")
     log.flush()
@@ -267,7 +267,7 @@ def positive_minutes(text: str) -> float:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.gpu.run", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(prog="python -m workshop.gpu.run", description=__doc__.split("\n\n")[1])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("plan", help="each part with its estimated minutes on this GPU")
     run = commands.add_parser("run", help="run parts on this GPU, each into OUT/PART.tar.gz")

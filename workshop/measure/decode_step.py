@@ -10,15 +10,15 @@ import statistics
 
 import torch
 
-from ...attention import attention_ops
-from ...costmodel import HARDWARE, MODEL_SHAPES, Hardware
-from ...executors import ParallelExecutor
-from ...kernels.online_softmax import multiprocessors, tile_options
-from ...kernels.paged_attention import choose_splits
-from ...kernels.traffic import attention_bytes
-from ...llm import LLMEngine
-from ...sampling import SamplingParams
-from .benchmarks import graph_ms, interleaved_ms, time_ms
+from minicb.attention import attention_ops
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, Hardware
+from minicb.executors import ParallelExecutor
+from minicb.kernels.online_softmax import multiprocessors, tile_options
+from minicb.kernels.paged_attention import choose_splits
+from minicb.kernels.traffic import attention_bytes
+from minicb.llm import LLMEngine
+from minicb.sampling import SamplingParams
+from workshop.measure.benchmarks import graph_ms, interleaved_ms, time_ms
 
 
 # ---------------------------------------------------------------- figure 6

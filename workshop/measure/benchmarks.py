@@ -17,13 +17,13 @@ from types import SimpleNamespace
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
-from ... import executors
-from ...costmodel import HARDWARE, MODEL_SHAPES, kv_budget
-from ...kernels import reference
-from ...layer_ops import LAYER_OP_NAMES
-from .offline import default_device, run_bench, run_workloads
-from .peers import load_hf_model, run_loaded_peer
-from .workload import preset_workload
+from minicb import executors
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, kv_budget
+from minicb.kernels import reference
+from minicb.layer_ops import LAYER_OP_NAMES
+from minicb.tools.bench.offline import default_device, run_bench, run_workloads
+from minicb.tools.bench.peers import load_hf_model, run_loaded_peer
+from minicb.tools.bench.workload import preset_workload
 
 
 # ANCHOR: timing
@@ -45,7 +45,7 @@ def time_ms(fn, reps=5) -> float:
 def interleaved_ms(cases: dict, repeats=3, timer=time_ms) -> dict:
     """{name: [ms per call, one per repeat]} for each zero-argument callable in
     ``cases``, timed in turns (every case once, then again): the repeats a
-    claim about their times is judged from (minicb.tools.report.claims)."""
+    claim about their times is judged from (minicb.tools.bench.claims)."""
     times = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():

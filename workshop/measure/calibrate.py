@@ -27,15 +27,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
-from ...executor_contract import ExecutorWrapper
-from ...executors.simulated import split_sequences
-from ...llm import LLMEngine
-from .benchmarks import measured_rates
-from .decode_step import simulated_decode_roofline
-from .driver import replay
-from ..report.scale import rehearsed, run_scale
-from .workload import preset_workload, synthetic_workload
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, PROFILES, Hardware, save_profile, step_seconds
+from minicb.executor_contract import ExecutorWrapper
+from minicb.executors.simulated import split_sequences
+from minicb.llm import LLMEngine
+from workshop.measure.benchmarks import measured_rates
+from workshop.measure.decode_step import simulated_decode_roofline
+from minicb.tools.bench.driver import replay
+from workshop.report.scale import rehearsed, run_scale
+from minicb.tools.bench.workload import preset_workload, synthetic_workload
 
 # The Hardware fields a calibration fits, in the order of step_features.
 OVERHEADS = ("step_overhead", "sequence_overhead", "token_overhead", "cached_token_overhead")

@@ -1,10 +1,10 @@
-"""python -m minicb.tools.report.timed FILE NAME -- COMMAND...: run COMMAND and add how
+"""python -m workshop.report.timed FILE NAME -- COMMAND...: run COMMAND and add how
 long it took, under NAME, to the JSON record FILE, with the machine, its load
 before and after, and the commit; exit with COMMAND's status.
 
 ``make test`` times its two halves with it into ``scratch/make_test.json``; the
 README quotes a run's record, copied to ``figures/cpu/cli/make_test.json``, through
-``minicb.tools.book.numbers``, so that the time a reader is promised is one that was measured.
+``workshop.book.numbers``, so that the time a reader is promised is one that was measured.
 """
 import json
 import os
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .scale import current_commit
+from workshop.report.scale import current_commit
 
 
 def timed(path: Path, name: str, command: list[str]) -> int:

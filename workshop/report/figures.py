@@ -2,7 +2,7 @@
 itself (machine, model, scale, date) and a JSON sidecar beside it.
 
 Only a full-scale run on a GPU writes the committed ``figures/gpu/`` folder; a
-CPU-scale run or a rehearsal (``minicb.tools.report.scale``) writes the git-ignored
+CPU-scale run or a rehearsal (``workshop.report.scale``) writes the git-ignored
 ``scratch/figures/`` instead, so a laptop run never overwrites the measured
 figures. ``make figures-cpu`` sets MINICB_FIGURES_DIR to write the committed
 CPU-scale set, ``figures/cpu/``; the GPU driver sets it to gather a part's.
@@ -27,27 +27,15 @@ from matplotlib.ft2font import FT2Font
 from matplotlib.text import Text
 from PIL import Image
 
-from ... import executors
-from ...costmodel import HARDWARE, MODEL_SHAPES
-from .scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
+from minicb import executors
+from minicb.costmodel import HARDWARE, MODEL_SHAPES
+from minicb.tools.bench.run_record import environment
+from workshop.report.scale import RUNNING, SCALE_NAMES, figure_dir, full_scale, machine, project_root, run_scale, this_run
 
 
 # When the notebook imported this module: each sidecar says how long the run had taken
 # by the time its figure was saved, which is what sizing the next full-scale run needs.
 STARTED = time.perf_counter()
-
-
-def environment() -> dict:
-    # Their versions only; transformers is slow to import.
-    import transformers
-    import triton
-
-    return dict(
-        gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        cpu=platform.processor() or platform.machine(),
-        torch=torch.__version__, triton=triton.__version__, transformers=transformers.__version__,
-        date=datetime.date.today().isoformat(),
-    )
 
 
 def save_figure(fig, name: str, meta: dict) -> Path:
@@ -60,7 +48,7 @@ def save_figure(fig, name: str, meta: dict) -> Path:
                                   header=f"{env['machine']}, {env['scale']}")
     elapsed = round(time.perf_counter() - STARTED, 1)
     sidecar = dict(figure=png.name, **env, seconds_into_run=elapsed, **legibility, **meta)
-    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run, the notebook and its sizes (minicb.tools.report.scale)
+    sidecar.setdefault("run", {**this_run(), **RUNNING})   # the run, the notebook and its sizes (workshop.report.scale)
     sidecar.setdefault("executors", executors.built())  # what each stage's engines ran on
     (out / f"{name}.json").write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
     return checked(png, sidecar)
@@ -95,7 +83,7 @@ def save_simulated_figure(fig, name: str, hardware: str | list[str], model: str 
 def save_simulated_numbers(name: str, numbers: dict) -> Path:
     """Predictions a notebook prints that no figure draws, into ``name``.json beside
     the simulated figures, marked as predictions and naming their run, so that the
-    book quotes them from there (minicb.tools.book.numbers). Each call of one run adds to
+    book quotes them from there (workshop.book.numbers). Each call of one run adds to
     what that run saved before; a file from another run is replaced."""
     if not name.endswith("_simulated"):
         raise ValueError(f"{name!r}: a file of predictions is named NAME_simulated")

@@ -12,7 +12,7 @@ the second is a Python format spec (``,`` for thousands, ``.1%`` for a share), a
 the rest is an expression over the sidecar: its top-level keys are names in it,
 and ``sidecar`` is the whole. HTML comments show on no page, on a code-hosting
 site nor in the built book, so the raw markdown and the rendered page read the
-same. ``python -m minicb.tools.book.numbers render`` writes every marked number from
+same. ``python -m workshop.book.numbers render`` writes every marked number from
 its sidecar (``make numbers``); ``check`` says where a number differs from its
 source, which a test runs.
 
@@ -35,9 +35,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from ...llm import LLM
-from ..report.scale import project_root
-from ..bench.workload import preset_workload, synthetic_workload
+from minicb.llm import LLM
+from workshop.report.scale import project_root
+from minicb.tools.bench.workload import preset_workload, synthetic_workload
 
 MARKED = re.compile(r"<!--m\s+(?P<spec>.+?)-->(?P<value>.*?)<!--/m-->", re.S)
 # A block of a program's output, copied from the file a run saved it in (figures/...).
@@ -67,6 +67,9 @@ def sidecar(name: str) -> dict:
         SIDECARS[name] = module_names(project_root() / f"{name}.py")
     if name.startswith("notebooks/") and name not in SIDECARS:
         SIDECARS[name] = notebook_settings(project_root() / f"{name}.ipynb")
+    if name.startswith("workshop/") and name not in SIDECARS:
+        module = importlib.import_module(name.replace("/", "."))
+        SIDECARS[name] = {k: v for k, v in vars(module).items() if not k.startswith("_")}
     if name.startswith("code/") and name not in SIDECARS:
         try:
             module = importlib.import_module(f"minicb.{name.removeprefix('code/').replace('/', '.')}")
@@ -205,7 +208,7 @@ VERDICTS = {True: "held", False: "did not hold", None: "was not decided"}
 
 
 def verdict(records: list, *claims: str) -> str:
-    """What a run's judge said of its claims about time (minicb/tools/report/claims.py),
+    """What a run's judge said of its claims about time (minicb/tools/bench/claims.py),
     in words a sentence can carry: "held", "did not hold" or "was not decided" ("were",
     of several). records:
     a claims file's list of claims, or a sidecar's time_claims as the run printed them.
@@ -286,7 +289,7 @@ def differences(text: str) -> list[str]:
         if want is not None and m["value"] != want:
             source = source_of(m["spec"], text)[0]
             where = (f"minicb.{source.removeprefix('code/')}" if source.startswith("code/")
-                     else f"{source}.py" if source.startswith("tests/")
+                     else f"{source}.py" if source.startswith(("tests/", "workshop/"))
                      else f"{source}.ipynb's code" if source.startswith("notebooks/")
                      else f"the example {source.removeprefix('example/')!r}" if source.startswith("example/")
                      else f"figures/{source}.json")
@@ -294,7 +297,7 @@ def differences(text: str) -> list[str]:
     for m in OUTPUT.finditer(text):
         if m["body"] != saved_output(m["source"]):
             found.append(f"line {line_of(text, m.start())}: the block is not what figures/{m['source']} "
-                         "holds (python -m minicb.tools.book.numbers render copies it)")
+                         "holds (python -m workshop.book.numbers render copies it)")
     return found
 
 
@@ -312,63 +315,6 @@ def malformed(text: str) -> list[str]:
     return found + [f"line {line_of(text, m.start())}: {m.group(0)!r} is no marker: read the number where it "
                     "is set (code/, tests/, notebooks/ or example/)"
                     for m in re.finditer(r"<!--/?inputs?\b:?", text)]
-
-
-def ambiguous(text: str) -> list[str]:
-    """Markers that read a field whose value a sibling field shares (step_ms and
-    compute_ms both 213): had the marker read the wrong one, nothing would differ. Such
-    a number is given by a name (<!--number NAME: ...-->) that carries a word of its own
-    field which the siblings' keys lack, so that the name says which field is meant."""
-    found = []
-    for m in MARKED.finditer(text):
-        source, spec, expression = source_of(m["spec"], text)
-        container, key = split_subscript(expression)
-        siblings = [k for k, v in fields(source, container, text).items()
-                    if k != key and isinstance(v, (int, float, str)) and formats_as(v, spec, m["value"])]
-        if not siblings:
-            continue
-        own = key_words(key) - set().union(*map(key_words, siblings))
-        name = m["spec"].strip() if re.fullmatch(r"[\w-]+", m["spec"].strip()) else ""
-        if not own & key_words(name):
-            found.append(f"line {line_of(text, m.start())}: {m['value']!r} reads {key!r}, whose value "
-                         f"{siblings[0]!r} shares: give it a name that says which "
-                         f"(<!--number NAME-{'-'.join(sorted(own)) or 'WHICH'}: ...-->)")
-    return found
-
-
-def split_subscript(expression: str) -> tuple[str, object]:
-    """An expression that ends in a constant subscript (X["key"]), as (X, key); else ("", None)."""
-    try:
-        tree = ast.parse(" ".join(expression.split()), mode="eval").body
-    except SyntaxError:
-        return "", None
-    if isinstance(tree, ast.Subscript) and isinstance(tree.slice, ast.Constant):
-        return ast.unparse(tree.value), tree.slice.value
-    return "", None
-
-
-def fields(source: str, container: str, text: str) -> dict:
-    """The dict a marker's expression subscripts, or {} if it is none."""
-    if not container:
-        return {}
-    data = example(text, source.removeprefix("example/")) if source.startswith("example/") else sidecar(source)
-    names = {k: v for k, v in data.items() if k.isidentifier()}
-    with contextlib.suppress(Exception):      # a container the expression builds as it goes
-        found = eval(container, {"__builtins__": NAMES, **names, "sidecar": data})
-        return found if isinstance(found, dict) else {}
-    return {}
-
-
-def formats_as(value, spec: str, written: str) -> bool:
-    try:
-        return format(value, spec) == written
-    except (TypeError, ValueError):
-        return False
-
-
-def key_words(key) -> set[str]:
-    """The words of a key or a name: step_ms, "paged cap 32" and wide-1-step alike."""
-    return set(re.findall(r"[a-z]+|\d+", str(key).lower()))
 
 
 # Paragraphs that speak of claims about time with no verdict to render, and why.
@@ -488,9 +434,9 @@ def render_file(path: Path) -> bool:
 
 
 def main(argv=None):
-    """python -m minicb.tools.book.numbers render|check [FILE...]: write every marked
+    """python -m workshop.book.numbers render|check [FILE...]: write every marked
     number from its sidecar, or say where one differs (exit 1)."""
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.numbers", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m workshop.book.numbers", description=main.__doc__)
     parser.add_argument("command", choices=["render", "check"])
     parser.add_argument("files", nargs="*", default=BOOK_FILES + NOTEBOOK_FILES)
     args = parser.parse_args(argv)
@@ -506,7 +452,7 @@ def main(argv=None):
                 # a notebook's markdown says what it will check; its outputs print the verdicts
                 judged = [] if name.endswith(".ipynb") else unjudged(text) + hand_typed_verdicts(text)
                 problems += [f"{name}: {p}" for p in differences(text) + misplaced(text) + malformed(text)
-                             + unknown_citations(text) + ambiguous(text) + judged]
+                             + unknown_citations(text) + judged]
         except ValueError as error:
             problems.append(f"{name}: {error}")
     for problem in problems:

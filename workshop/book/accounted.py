@@ -33,17 +33,20 @@ rule lets it stand:
 - ``list``: an ordered list's number.
 
 A number no rule lets through is an error that names it, its line and its file:
-``python -m minicb.tools.book.accounted check`` (which a test runs) lists them, and
+``python -m workshop.book.accounted check`` (which a test runs) lists them, and
 ``report FILE`` lists each number of a file with its rule, for a reviewer to read
 the exemptions.
 """
 import argparse
+import ast
+import contextlib
 import http
 import re
 import sys
 
-from ..report.scale import project_root
-from .numbers import BOOK_FILES, DECLARED, DEFINED, EXAMPLE, MARKED, NOTEBOOK_FILES, OUTPUT, line_of, markdown_of
+from workshop.report.scale import project_root
+from workshop.book.numbers import (BOOK_FILES, DECLARED, DEFINED, EXAMPLE, MARKED, NAMES, NOTEBOOK_FILES, OUTPUT, example,
+                                   line_of, markdown_of, sidecar, source_of)
 
 NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)*(?:\s*(?:[xX×%]|-fold\b))?")
 # A number spelled out, with a unit that makes it a measurement: "five times", "83 percent".
@@ -146,10 +149,68 @@ def unaccounted(name: str) -> list[str]:
             for line, number, rule in accounting(reader_text(name), name) if rule is None]
 
 
+def ambiguous(text: str) -> list[str]:
+    """Markers that read a field whose value a sibling field shares (step_ms and
+    compute_ms both 213): had the marker read the wrong one, nothing would differ. Such
+    a number is given by a name (<!--number NAME: ...-->) that carries a word of its own
+    field which the siblings' keys lack, so that the name says which field is meant."""
+    found = []
+    for m in MARKED.finditer(text):
+        source, spec, expression = source_of(m["spec"], text)
+        container, key = split_subscript(expression)
+        siblings = [k for k, v in fields(source, container, text).items()
+                    if k != key and isinstance(v, (int, float, str)) and formats_as(v, spec, m["value"])]
+        if not siblings:
+            continue
+        own = key_words(key) - set().union(*map(key_words, siblings))
+        name = m["spec"].strip() if re.fullmatch(r"[\w-]+", m["spec"].strip()) else ""
+        if not own & key_words(name):
+            found.append(f"line {line_of(text, m.start())}: {m['value']!r} reads {key!r}, whose value "
+                         f"{siblings[0]!r} shares: give it a name that says which "
+                         f"(<!--number NAME-{'-'.join(sorted(own)) or 'WHICH'}: ...-->)")
+    return found
+
+
+def split_subscript(expression: str) -> tuple[str, object]:
+    """An expression that ends in a constant subscript (X["key"]), as (X, key); else ("", None)."""
+    try:
+        tree = ast.parse(" ".join(expression.split()), mode="eval").body
+    except SyntaxError:
+        return "", None
+    if isinstance(tree, ast.Subscript) and isinstance(tree.slice, ast.Constant):
+        return ast.unparse(tree.value), tree.slice.value
+    return "", None
+
+
+def fields(source: str, container: str, text: str) -> dict:
+    """The dict a marker's expression subscripts, or {} if it is none."""
+    if not container:
+        return {}
+    data = example(text, source.removeprefix("example/")) if source.startswith("example/") else sidecar(source)
+    names = {k: v for k, v in data.items() if k.isidentifier()}
+    with contextlib.suppress(Exception):      # a container the expression builds as it goes
+        found = eval(container, {"__builtins__": NAMES, **names, "sidecar": data})
+        return found if isinstance(found, dict) else {}
+    return {}
+
+
+def formats_as(value, spec: str, written: str) -> bool:
+    try:
+        return format(value, spec) == written
+    except (TypeError, ValueError):
+        return False
+
+
+def key_words(key) -> set[str]:
+    """The words of a key or a name: step_ms, "paged cap 32" and wide-1-step alike."""
+    return set(re.findall(r"[a-z]+|\d+", str(key).lower()))
+
+
 def main(argv=None):
-    """python -m minicb.tools.book.accounted check|report [FILE...]: every number that
-    no rule lets through (exit 1 if any), or each number with its rule."""
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.book.accounted", description=main.__doc__)
+    """python -m workshop.book.accounted check|report [FILE...]: every number that
+    no rule lets through, and every marker that could mean a sibling field (exit 1 if
+    any), or each number with its rule."""
+    parser = argparse.ArgumentParser(prog="python -m workshop.book.accounted", description=main.__doc__)
     parser.add_argument("command", choices=["check", "report"])
     parser.add_argument("files", nargs="*", default=BOOK_FILES + NOTEBOOK_FILES)
     args = parser.parse_args(argv)
@@ -159,6 +220,7 @@ def main(argv=None):
                 print(f"{name}:{line}: {number!r}: {rule or 'NO SOURCE'}")
         return 0
     problems = [p for name in args.files for p in unaccounted(name)]
+    problems += [f"{name}: {p}" for name in args.files for p in ambiguous(reader_text(name))]
     print(*problems, sep="\n", file=sys.stderr)
     return 1 if problems else 0
 

@@ -1,13 +1,13 @@
 """A figure drawn anew from the numbers its sidecar keeps: a GPU run's figure laid out
-by today's code without running it again (``python -m minicb.tools.report.redraw
+by today's code without running it again (``python -m workshop.report.redraw
 redraw SIDECAR...``). Each sidecar is checked before anything is drawn."""
 import argparse
 import json
 import math
 from pathlib import Path
 
-from .figures import SCALE_NAMES, redraw_figure
-from .plots import plot_decode_roofline, plot_kv_bytes, plot_kv_use, plot_throughput_vs_spread
+from workshop.report.figures import SCALE_NAMES, redraw_figure
+from workshop.report.plots import plot_decode_roofline, plot_kv_bytes, plot_kv_use, plot_throughput_vs_spread
 
 
 # Figures drawn by a function of the numbers their sidecars keep: a GPU run's figure can
@@ -113,10 +113,10 @@ def is_positive(x) -> bool:
 
 
 def main(argv=None):
-    """python -m minicb.tools.report.redraw redraw SIDECAR...: each figure drawn anew from
+    """python -m workshop.report.redraw redraw SIDECAR...: each figure drawn anew from
     its sidecar's numbers, in its folder (redraw_figure). Every sidecar is checked
     before any figure is redrawn."""
-    parser = argparse.ArgumentParser(prog="python -m minicb.tools.report.redraw", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m workshop.report.redraw", description=main.__doc__)
     parser.add_argument("command", choices=["redraw"])
     parser.add_argument("sidecars", nargs="+", type=Path)
     parser.add_argument("--why", default="the layout of today's code")

@@ -1,5 +1,5 @@
 """How long each part takes on a GPU, estimated before the window opens: a
-rough cost model of the notebooks' sizes (``minicb.tools.report.scale``) and the
+rough cost model of the notebooks' sizes (``workshop.report.scale``) and the
 GPU's measured copy and matmul rates, checked against runs' measured times;
 and the parts packed into windows of GPU time (``windows``).
 """
@@ -8,11 +8,11 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from ..bench.benchmarks import measured_rates, study_kv_tokens
-from ..bench.calibrate import MEASURE
-from ..report.scale import SIZES, weight_bytes
-from ..bench.workload import preset_workload, synthetic_workload
-from .parts import MAX_MINUTES, PARTS, ROOFLINE_MODES, START_MINUTES, WINDOW_MINUTES, Part
+from workshop.measure.benchmarks import measured_rates, study_kv_tokens
+from workshop.measure.calibrate import MEASURE
+from workshop.report.scale import SIZES, weight_bytes
+from minicb.tools.bench.workload import preset_workload, synthetic_workload
+from workshop.gpu.parts import MAX_MINUTES, PARTS, ROOFLINE_MODES, START_MINUTES, WINDOW_MINUTES, Part
 
 
 # ---------------------------------------------------------------- the estimates
@@ -51,7 +51,7 @@ def tokens(workload) -> tuple[int, int]:
 
 def notebook_seconds(name, cost: CostModel, shape="llama-3.2-1b") -> float:
     """What one notebook's full-scale run costs by the model: its engine runs
-    (from its sizes in minicb.tools.report.scale) and its engine builds."""
+    (from its sizes in workshop.report.scale) and its engine builds."""
     s = SIZES[name]["full"]
     if name == "01_single":
         work = sum(cost.run(shape, n, s["decode_tokens"], 1) for n in s["prompt_lens"]) * s["repeats"]
@@ -119,8 +119,8 @@ def step_profile_seconds(cost: CostModel) -> float:
     return 3 * sum(cost.build(shape) + cost.run(shape, 64 * 1024, 64 * 40, 64) for shape in shapes)
 
 
-MODULE_SECONDS = {"minicb.tools.bench.calibrate measure": calibrate_seconds,
-                  "minicb.tools.bench.step_profile": step_profile_seconds}
+MODULE_SECONDS = {"workshop.measure.calibrate measure": calibrate_seconds,
+                  "workshop.measure.step_profile": step_profile_seconds}
 
 
 def study_seconds(s, cost: CostModel, shape) -> float:
