@@ -36,13 +36,15 @@ def read_config(path) -> ModelConfig:
 
 
 # ANCHOR: load_model
-def load_model(path, dtype="float32", device="cpu", fused_ops=False, share=None) -> Decoder:
+def load_model(path, dtype="float32", device="cpu", fused_ops=False, share=None,
+               model_config=None) -> Decoder:
     """Build the decoder on the meta device, then adopt the checkpoint's tensors.
     share: tensor parallelism's cut (chapter 10), a function that keeps one rank's
     part of the whole model, before anything is joined. fused_ops: the layer's
     fused Triton kernels instead of the plain operations, and its projections
-    that read one input joined into one matmul."""
-    cfg, dtype = read_config(path), resolve_dtype(dtype)
+    that read one input joined into one matmul. model_config: the checkpoint's
+    config, where the caller has read it."""
+    cfg, dtype = model_config or read_config(path), resolve_dtype(dtype)
     with torch.device("meta"):
         model = Decoder(cfg)
     state = {}

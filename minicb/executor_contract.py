@@ -31,12 +31,17 @@ class StepExecutor(Protocol):
         """One forward pass at a step's peak memory, attention left out, for sizing
         the KV cache from what is left."""
 
+    def kv_memory(self, utilization: float) -> int | None:
+        """The bytes the KV cache may take, where the executor knows them without a
+        step (a simulated GPU's memory less its weights); None where a stage measures
+        them (a profiled step, or the memory its slots take)."""
+
     def close(self):
         """Drop what the executor holds."""
 
 
 MEMBERS = ("config", "dtype", "clock", "execute", "new_kv_cache", "new_batch_kv_cache", "weight_bytes",
-           "profile_step", "close")
+           "profile_step", "kv_memory", "close")
 
 
 class ExecutorWrapper:
@@ -64,6 +69,9 @@ class ExecutorWrapper:
 
     def profile_step(self, positions, sample_rows):
         return self.executor.profile_step(positions, sample_rows)
+
+    def kv_memory(self, utilization: float) -> int | None:
+        return self.executor.kv_memory(utilization)
 
     def close(self):
         self.executor.close()

@@ -57,8 +57,9 @@ class LLMEngine:
                 self.tokenizer = None
             else:
                 model = resolve_model(model)
-                self.config.settle_max_model_len(read_config(model).max_context)
-                self.executor = make_executor(model, self.config)    # loads the model
+                model_config = read_config(model)                 # read once, here
+                self.config.settle_max_model_len(model_config.max_context)
+                self.executor = make_executor(model, self.config, model_config)    # loads the model
                 self.tokenizer = AutoTokenizer.from_pretrained(model)
             # Every timestamp: the wall clock, or the simulated GPU's virtual one.
             self.clock = self.executor.clock

@@ -105,7 +105,27 @@ def test_every_executor_keeps_the_contract_and_the_stage_sees_only_it(llama, kin
     model = llama if kind == "model" else "llama-3.2-1b"
     llm = LLM(model, engine="paged", executor=kind, max_num_seqs=2)
     assert isinstance(llm.executor, StepExecutor) and isinstance(llm.stage.executor, StepExecutor)
-    assert not hasattr(llm.stage.executor, "model") and not hasattr(llm.stage.executor, "kv_memory")
+    assert not hasattr(llm.stage.executor, "model") and not hasattr(llm.stage.executor, "graph_tokens")
     methods = [m for m in MEMBERS if callable(getattr(StepExecutor, m, None))]
     for cls in (GraphExecutor, ParallelExecutor, type(llm.executor)):      # every method, on every kind
         assert [m for m in methods if not callable(getattr(cls, m, None))] == [], cls
+
+
+def test_building_an_engine_reads_its_checkpoint_s_config_once_and_changes_none_of_its_options(llama, monkeypatch):
+    """The engine reads config.json once and hands it on; the executor factory leaves
+    the engine's options as given (the simulated GPU's KV budget is asked of it)."""
+    import minicb.checkpoint as checkpoint
+    import minicb.executors as executors
+    import minicb.llm as llm_module
+
+    reads = []
+    read = checkpoint.read_config
+    for module in (llm_module, executors, checkpoint):        # wherever it is called from
+        monkeypatch.setattr(module, "read_config", lambda path: reads.append(path) or read(path))
+    LLM(llama, engine="paged", max_num_seqs=2)
+    assert len(reads) == 1, reads
+    simulated = LLM("llama-3.2-1b", engine="paged", executor="simulated")
+    assert simulated.config.kv_cache_memory_bytes is None
+    budget = simulated.executor.kv_memory(simulated.config.gpu_memory_utilization)
+    bytes_per_block = simulated.config.block_size * simulated.executor.config.kv_bytes_per_token(2)
+    assert simulated.stage.num_blocks == budget // bytes_per_block

@@ -21,26 +21,30 @@ from .simulated import SimulatedExecutor
 
 
 # ANCHOR: make_executor
-def make_executor(path: str, config) -> Executor | ParallelExecutor | SimulatedExecutor:
+def make_executor(path: str, config,
+                  model_config=None) -> Executor | ParallelExecutor | SimulatedExecutor:
     """The executor config asks for, with the checkpoint at path loaded into it
-    (simulated: ``path`` names a shape of minicb.costmodel)."""
+    (simulated: ``path`` names a shape of minicb.costmodel). model_config: the
+    checkpoint's, where the caller has read it already. It reads config and
+    changes nothing in it."""
     if config.executor == "simulated":
-        executor = SimulatedExecutor(path, config.hardware,
-                                     max(prompt_buckets(config), default=0))
-        if config.kv_cache_memory_bytes is None:     # what the real GPU would leave
-            config.kv_cache_memory_bytes = executor.kv_memory(
-                config.gpu_memory_utilization)
-    elif config.tensor_parallel_size > 1:
-        executor = ParallelExecutor(path, config, read_config(path))
-    elif config.cuda_graphs:
-        executor = GraphExecutor(load_model(path, config.dtype, config.device,
-                                            config.fused_ops), config)
+        graph_tokens = max(prompt_buckets(config), default=0)
+        return noted(SimulatedExecutor(path, config.hardware, graph_tokens), config)
+    model_config = model_config or read_config(path)
+    if config.tensor_parallel_size > 1:
+        executor = ParallelExecutor(path, config, model_config)
     else:
-        executor = Executor(load_model(path, config.dtype, config.device,
-                                       config.fused_ops))
+        model = load_model(path, config.dtype, config.device, config.fused_ops,
+                           model_config=model_config)
+        executor = GraphExecutor(model, config) if config.cuda_graphs else Executor(model)
+    return noted(executor, config)
+# ANCHOR_END: make_executor
+
+
+def noted(executor, config):
+    """The executor, noted among this process's (BUILT)."""
     BUILT.setdefault(config.engine, set()).add(describe(executor, config))
     return executor
-# ANCHOR_END: make_executor
 
 
 # Each stage's executors in this process, for the figures' sidecars: two stages

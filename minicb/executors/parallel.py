@@ -246,6 +246,10 @@ class ParallelExecutor:
     def new_batch_kv_cache(self, batch: int, capacity: int):
         return self.new_kv_cache(batch, capacity)
 
+    def kv_memory(self, utilization: float) -> None:
+        """None: the stage sizes the cache as it would in one process."""
+        return None
+
     def new_kv_cache(self, *leading):
         key, self.num_caches = self.num_caches, self.num_caches + 1
         self.call("new_kv_cache", key, leading)

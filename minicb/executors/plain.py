@@ -51,6 +51,10 @@ class Executor:
         input_ids = torch.zeros_like(positions)
         return Executor.execute(self, input_ids, positions, no_attention, sample_rows)
 
+    def kv_memory(self, utilization: float) -> None:
+        """None: the stage measures what is left (a profiled step, on a GPU)."""
+        return None
+
     def close(self):
         """Drop the model: its weights are the bulk of what an engine holds."""
         self.model = None

@@ -137,6 +137,14 @@ class Engine:
         of the KV heads in each worker)."""
         return self.executor.new_kv_cache(*leading)
 
+    def kv_budget_bytes(self) -> int | None:
+        """The bytes the KV cache may take: kv_cache_memory_bytes as given, else what
+        the executor knows (a simulated GPU's memory less its weights); None where
+        the stage must size it itself."""
+        if self.config.kv_cache_memory_bytes is not None:
+            return self.config.kv_cache_memory_bytes
+        return self.executor.kv_memory(self.config.gpu_memory_utilization)
+
     def new_batch_kv_cache(self, batch: int, capacity: int):
         """Stages 1-3: the K and V of one batch, [layers, batch, capacity, ...]."""
         return self.executor.new_batch_kv_cache(batch, capacity)

@@ -142,13 +142,13 @@ class ContinuousEngine(IterationEngine):
 # ANCHOR_END: engine
 
     def kv_rows(self) -> int:
-        """Token rows in the cache: kv_cache_memory_bytes' worth, else a full
-        slot for each of max_num_seqs requests."""
-        cfg = self.config
-        if cfg.kv_cache_memory_bytes is None:
+        """Token rows in the cache: the KV budget's worth (kv_budget_bytes), else a
+        full slot for each of max_num_seqs requests."""
+        cfg, budget = self.config, self.kv_budget_bytes()
+        if budget is None:
             return cfg.max_num_seqs * cfg.max_model_len
         bytes_per_token = self.executor.config.kv_bytes_per_token(self.executor.dtype.itemsize)
-        return int(cfg.kv_cache_memory_bytes // bytes_per_token)
+        return int(budget // bytes_per_token)
 
     def check_request(self, request, label):
         super().check_request(request, label)

@@ -201,11 +201,10 @@ class PagedEngine(IterationEngine):
     def blocks_in_budget(self) -> int:
         cfg, model_cfg = self.config, self.executor.config
         bytes_per_block = cfg.block_size * model_cfg.kv_bytes_per_token(self.executor.dtype.itemsize)
-        if cfg.kv_cache_memory_bytes is not None:
-            budget = cfg.kv_cache_memory_bytes
-        elif gpu_memory.CUDA.is_gpu(self.device):
+        budget = self.kv_budget_bytes()
+        if budget is None and gpu_memory.CUDA.is_gpu(self.device):
             budget = self.gpu_memory_left()
-        else:                                   # the same memory stage 4's slots take
+        elif budget is None:                    # the same memory stage 4's slots take
             budget = cfg.max_num_seqs * cfg.max_model_len * bytes_per_block / cfg.block_size
         if budget < bytes_per_block:
             raise ValueError(f"a KV budget of {int(budget)} bytes holds no block of {bytes_per_block} bytes")
