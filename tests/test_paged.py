@@ -338,7 +338,7 @@ def check_blocks(kv):
         assert (block in kv.free_blocks) == (kv.ref_counts[block] == 0)
 
 
-# Chapter 5's worked example, the vLLM paper's: blocks of 4 tokens on an empty pool of 4,
+# Chapter 5's worked example, in the style of the vLLM paper's figures: blocks of 4 tokens on an empty pool of 4,
 # "Four score and seven years ago our" (7 tokens) and "you only live" (3), and the block
 # tables and free list the block manager gives them.
 FOUR_SCORE_BLOCK_SIZE, FOUR_SCORE_BLOCKS, FOUR_SCORE_LENGTHS = 4, 4, (7, 3)

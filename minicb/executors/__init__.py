@@ -36,7 +36,10 @@ def make_executor(path: str, config,
     else:
         model = load_model(path, config.dtype, config.device, config.fused_ops,
                            model_config=model_config)
-        executor = GraphExecutor(model, config) if config.cuda_graphs else Executor(model)
+        if config.cuda_graphs:
+            executor = GraphExecutor(model, config)
+        else:
+            executor = Executor(model)
     return noted(executor, config)
 # ANCHOR_END: make_executor
 

@@ -106,14 +106,14 @@ def plot_throughput_vs_spread(measurements: list, engines: list, full: bool):
 
 
 def plot_kv_use(kv_utilization: dict):
-    """Chapter 2: the share of reserved KV slots that held a token, averaged over steps,
-    for each engine; the legend under the axis, which the bars fill."""
+    """Chapter 2: the share of reserved KV slots that held a token, both counts summed
+    over steps, for each engine; the legend under the axis, which the bars fill."""
     fig, ax = plt.subplots(figsize=(6, 3))
     names, used = list(kv_utilization), list(kv_utilization.values())
     ax.barh(names, used, label="holding a token")
     ax.barh(names, [1 - u for u in used], left=used, color="lightgray", label="reserved, empty")
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of reserved KV slots, averaged over steps")
+    ax.set_xlabel("share of reserved KV slots, summed over steps")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
     return fig
 
