@@ -268,13 +268,6 @@ class EngineConfig:
             raise ValueError(f"dtype 'bfloat16' needs a GPU of compute capability 8.0 or newer; this "
                              f"{torch.cuda.get_device_name(self.device)} is {major}.{minor}: use 'float16'")
 
-    @property
-    def max_sequences_per_step(self) -> int:
-        """The most sequences one forward pass holds: one request at a time in
-        stage 1, a batch in stages 2-3, max_num_seqs in stages 4-5."""
-        return {"single": 1, "static": self.max_batch_size,
-                "dynamic": self.max_batch_size}.get(self.engine, self.max_num_seqs)
-
     def check_tensor_parallel(self):
         n = self.tensor_parallel_size
         if n < 1:

@@ -51,19 +51,22 @@ class LLMEngine:
             torch.set_num_threads(self.config.num_threads)
         self.executor = None
         try:
+            stage = engine_class(self.config)
+            sequences = stage.sequences_per_step(self.config)
             if self.config.executor == "simulated":     # a shape: no weights, no tokenizer
-                self.executor = make_executor(model, self.config)
+                self.executor = make_executor(model, self.config, max_sequences=sequences)
                 self.config.settle_max_model_len(self.executor.config.max_position_embeddings)
                 self.tokenizer = None
             else:
                 model = resolve_model(model)
                 model_config = read_config(model)                 # read once, here
                 self.config.settle_max_model_len(model_config.max_context)
-                self.executor = make_executor(model, self.config, model_config)    # loads the model
+                self.executor = make_executor(model, self.config, model_config,   # loads the model
+                                              max_sequences=sequences)
                 self.tokenizer = AutoTokenizer.from_pretrained(model)
             # Every timestamp: the wall clock, or the simulated GPU's virtual one.
             self.clock = self.executor.clock
-            self.stage = engine_class(self.config)(self.executor, self.config)
+            self.stage = stage(self.executor, self.config)
         except BaseException as error:
             self.give_back_loaded(error)
             raise

@@ -11,6 +11,7 @@ from minicb import LLM, SamplingParams
 from minicb.executors import describe, make_executor
 from minicb.executors.cuda_graphs import PROMPT_BUCKETS, GraphExecutor, bucket_sizes, prompt_buckets
 from minicb.config import EngineConfig
+from minicb.stages import engine_class
 
 from .conftest import PROMPTS
 
@@ -22,7 +23,8 @@ def use_decode_graphs(llm_engine):
     """Swap in the executor a GPU builds with cuda_graphs=True; on a CPU it pads
     the same buffers without capturing. Returns that executor."""
     stage = llm_engine.stage
-    executor = GraphExecutor(llm_engine.executor.model, stage.config, capture=False)
+    executor = GraphExecutor(llm_engine.executor.model, stage.config, type(stage).sequences_per_step(stage.config),
+                             capture=False)
     # The stage's executor is timed for its step log (minicb.observer): swap what it times.
     llm_engine.executor = stage.executor.executor = executor
     return executor
@@ -396,6 +398,16 @@ def test_with_graphs_on_every_stage_gets_the_graph_executor(llama, engine):
     """What a GPU builds by default (cuda_graphs is on there): one executor for all."""
     config = EngineConfig(engine=engine, max_model_len=64)
     config.cuda_graphs = True                 # as on a GPU; a CPU's config refuses it
-    executor = make_executor(llama, config)
+    executor = make_executor(llama, config, max_sequences=engine_class(config).sequences_per_step(config))
     assert isinstance(executor, GraphExecutor)
     assert "CUDA graphs" in describe(executor, config)
+
+
+@pytest.mark.parametrize("engine,most", [("single", 1), ("static", 3), ("dynamic", 3), ("continuous", 5), ("paged", 5)])
+def test_each_stage_says_how_many_sequences_its_steps_hold_and_the_graphs_fit_them(llama, engine, most):
+    """A stage, not a table of engine names, says the most sequences one of its steps
+    holds; the graph executor's largest bucket holds that many."""
+    llm = LLM(llama, engine=engine, max_batch_size=3, max_num_seqs=5)
+    assert type(llm.stage).sequences_per_step(llm.config) == most
+    executor = use_decode_graphs(llm.llm_engine)
+    assert executor.buckets[-1] >= most and (len(executor.buckets) == 1 or executor.buckets[-2] < most)

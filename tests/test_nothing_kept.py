@@ -54,8 +54,8 @@ def test_close_in_the_middle_of_a_run_frees_the_kv_cache(llama, kv_caches, name)
 def test_an_engine_refused_once_loaded_frees_its_model_while_the_error_is_held(llama, monkeypatch):
     models, make = [], minicb.llm.make_executor
 
-    def recorded(path, config, model_config=None):
-        executor = make(path, config, model_config)
+    def recorded(path, config, model_config=None, **sizes):
+        executor = make(path, config, model_config, **sizes)
         models.append(weakref.ref(executor.model))
         return executor
 

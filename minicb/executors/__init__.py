@@ -21,12 +21,12 @@ from .simulated import SimulatedExecutor
 
 
 # ANCHOR: make_executor
-def make_executor(path: str, config,
-                  model_config=None) -> Executor | ParallelExecutor | SimulatedExecutor:
+def make_executor(path: str, config, model_config=None, *, max_sequences: int
+                  ) -> Executor | ParallelExecutor | SimulatedExecutor:
     """The executor config asks for, with the checkpoint at path loaded into it
     (simulated: ``path`` names a shape of minicb.costmodel). model_config: the
-    checkpoint's, where the caller has read it already. It reads config and
-    changes nothing in it."""
+    checkpoint's, where the caller has read it already; max_sequences: the most
+    sequences the stage's steps hold. It reads config and changes nothing in it."""
     if config.executor == "simulated":
         graph_tokens = max(prompt_buckets(config), default=0)
         return noted(SimulatedExecutor(path, config.hardware, graph_tokens), config)
@@ -37,7 +37,7 @@ def make_executor(path: str, config,
         model = load_model(path, config.dtype, config.device, config.fused_ops,
                            model_config=model_config)
         if config.cuda_graphs:
-            executor = GraphExecutor(model, config)
+            executor = GraphExecutor(model, config, max_sequences)
         else:
             executor = Executor(model)
     return noted(executor, config)

@@ -72,10 +72,12 @@ class GraphExecutor(Executor):
     step's attention metadata holds, and how to pad it, its class declares
     (``STEP``, a StepTensors: minicb/attention.py)."""
 
-    def __init__(self, model, config, capture=True):
+    def __init__(self, model, config, max_sequences: int, capture=True):
+        """max_sequences: the most sequences one of the stage's steps holds
+        (its ``sequences_per_step``), which the largest bucket holds."""
         super().__init__(model)
         self.capture = capture
-        self.buckets = bucket_sizes(config.max_sequences_per_step)
+        self.buckets = bucket_sizes(max_sequences)
         self.device = model.embed_tokens.weight.device
         self.max_model_len = config.max_model_len
         # a table's widest: a request of max_model_len tokens

@@ -27,6 +27,12 @@ from ..sampling import Sampler, to_device
 
 
 class Engine:
+    @staticmethod
+    def sequences_per_step(config: EngineConfig) -> int:
+        """The most sequences one forward pass holds: an executor that pads steps
+        to fixed sizes sizes them from it."""
+        return config.max_num_seqs
+
     def __init__(self, executor: Executor, config: EngineConfig):
         # Every timestamp: the wall clock, or a simulated GPU's virtual one.
         self.clock = executor.clock

@@ -73,6 +73,10 @@ class OneSequence:
 class SingleEngine(RunToCompletionEngine):
     name = "single"
 
+    @staticmethod
+    def sequences_per_step(config) -> int:
+        return 1                                   # one request at a time
+
     def next_batch(self):
         # Strictly in arrival order.
         return [self.waiting.popleft()] if self.waiting else []

@@ -97,6 +97,10 @@ def left_padded(token_lists: list[list[int]]):
 class StaticEngine(RunToCompletionEngine):
     name = "static"
 
+    @staticmethod
+    def sequences_per_step(config) -> int:
+        return config.max_batch_size               # a batch (stage 3's too)
+
     def run_batch(self, batch):
         """A generator: one forward pass per next(), yielding the requests it
         advanced."""
