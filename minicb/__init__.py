@@ -4,7 +4,11 @@
     path = make_tiny_checkpoint("tiny-llama", arch="llama", seed=0)
     llm = LLM(path, engine="static")
     outputs = llm.generate(["Hello", "Batching is"], SamplingParams(max_tokens=16))
+
+The names below load on first use (PEP 562's module ``__getattr__``), so that
+``minicb --help`` and a mistyped flag answer without loading torch.
 """
+import importlib
 import importlib.util
 
 if importlib.util.find_spec("torch") is None:      # e.g. `python -m minicb` outside the venv
@@ -14,17 +18,22 @@ if importlib.util.find_spec("torch") is None:      # e.g. `python -m minicb` out
                       "`make demo` builds .venv with everything minicb needs; then run "
                       "`.venv/bin/python -m minicb ...`.")
 
-from .attention import use_interpreter_without_gpu  # noqa: E402
+# Each public name, and the module that holds it.
+HOMES = {"LLM": "llm", "LLMEngine": "llm", "SamplingParams": "sampling_params",
+         "make_tiny_checkpoint": "checkpoint", "load_model": "checkpoint", "EngineConfig": "config",
+         "RunMetrics": "metrics", "RequestOutput": "request", "StepOutput": "request"}
 
-use_interpreter_without_gpu()   # before anything imports triton
-
-from .checkpoint import load_model, make_tiny_checkpoint  # noqa: E402
-from .config import EngineConfig  # noqa: E402
-from .llm import LLM, LLMEngine  # noqa: E402
-from .metrics import RunMetrics  # noqa: E402
-from .request import RequestOutput, StepOutput  # noqa: E402
-from .sampling import SamplingParams  # noqa: E402
-
-__all__ = ["LLM", "LLMEngine", "SamplingParams", "make_tiny_checkpoint", "load_model", "EngineConfig",
-           "RunMetrics", "RequestOutput", "StepOutput"]
+__all__ = list(HOMES)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name not in HOMES:
+        raise AttributeError(f"module 'minicb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{HOMES[name]}", __name__), name)
+    globals()[name] = value       # found once; later reads do not come here
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *HOMES])

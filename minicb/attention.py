@@ -6,12 +6,10 @@ All three give the same functions with the same signatures
 (``contiguous_attention``, ``padded_attention``, ...), so a stage asks for
 ``ops.padded_attention`` and does not care which it got.
 
-Without a GPU, Triton kernels run in Triton's interpreter. Triton reads
-``TRITON_INTERPRET`` when it is first imported, so ``minicb`` sets it on
-import (``use_interpreter_without_gpu``), before anything loads triton.
+Without a GPU, Triton kernels run in Triton's interpreter, which
+``minicb.kernels`` switches on before any kernel is defined.
 """
 import os
-import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -23,11 +21,6 @@ KERNEL_NAMES = ("contiguous_attention", "padded_attention", "ragged_attention", 
                 "store_kv_cache")
 
 
-def use_interpreter_without_gpu():
-    if not torch.cuda.is_available() and "triton" not in sys.modules:
-        os.environ.setdefault("TRITON_INTERPRET", "1")
-
-
 def attention_ops(backend: str) -> SimpleNamespace:
     if backend == "reference":
         module = reference
@@ -35,8 +28,8 @@ def attention_ops(backend: str) -> SimpleNamespace:
         module = sdpa
     elif backend == "triton":
         _check_triton_can_run()
-        # Loaded only when asked for: the kernels load Triton, which must know first
-        # whether to interpret them (use_interpreter_without_gpu).
+        # Loaded only when asked for: the kernels load Triton (and set whether it
+        # interprets them, minicb/kernels/__init__.py).
         from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
         return SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
                                padded_attention=padded_attention.padded_attention,
@@ -54,9 +47,9 @@ def attention_ops(backend: str) -> SimpleNamespace:
 def _check_triton_can_run():
     if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError(
-            "attention_backend='triton' without a GPU needs Triton's interpreter: set "
-            "TRITON_INTERPRET=1 before triton is first imported (import minicb first, or "
-            "export it in the shell), or use attention_backend='sdpa'")
+            "attention_backend='triton' without a GPU needs Triton's interpreter, and "
+            "TRITON_INTERPRET is set to something else here: unset it (minicb.kernels sets "
+            "it to 1 without a GPU), or use attention_backend='sdpa'")
 
 
 # ANCHOR: step_tensors

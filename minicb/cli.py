@@ -5,8 +5,7 @@ import sys
 
 from .config import ENGINES
 from .extras import need
-from .llm import LLM, LLMEngine, chat_prompt
-from .sampling import SamplingParams
+from .sampling_params import SamplingParams
 from .tools.bench.workload import PRESETS
 from .tools.course.exercises import TIME_LIMIT
 from .tools.serve.options import (ENGINE_HELP, MAX_REQUEST_BYTES, MODEL_HELP, WORKLOAD_HELP, Help, Parser,
@@ -153,6 +152,7 @@ def serve(args):
     # the server's packages (the serve extra), loaded once the command is known to need them
     import uvicorn
 
+    from .llm import LLMEngine    # the engine loads torch: once a command runs
     from .tools.serve.door import check_address, check_api_key, is_loopback   # fastapi
     from .tools.serve.server import make_app   # fastapi, prometheus_client
 
@@ -189,6 +189,7 @@ STOPPED = {"length": "stopped at --max-tokens", "eos": "the model ended it",
 
 
 def generate(args):
+    from .llm import LLM    # the engine loads torch: once a command runs
     params = sampling_params(args)                 # bad values refused before the model loads
     llm = LLM(args.model, engine=args.engine, **engine_options(args))
     outputs = llm.generate(args.prompt, params, use_tqdm=len(args.prompt) > 1)
@@ -202,6 +203,7 @@ def generate(args):
 def chat(args):
     """Read a line, answer it in the model's chat template, streamed; the
     conversation so far is the next prompt. An empty line or end of input ends."""
+    from .llm import LLMEngine, chat_prompt    # torch loads once a command runs
     params = sampling_params(args)        # bad values refused before the model loads
     engine = LLMEngine(args.model, engine=args.engine, **engine_options(args))
     first = [{"role": "system", "content": args.system}] if args.system else []
@@ -231,6 +233,7 @@ def chat(args):
 def refusal(engine, messages, params) -> ValueError | None:
     """Why the engine would refuse this conversation as a prompt (too long, a
     character the tokenizer cannot take), or None; nothing is queued."""
+    from .llm import chat_prompt    # torch loads once a command runs
     try:
         engine.make_request(chat_prompt(engine.tokenizer, messages), params)
     except ValueError as error:

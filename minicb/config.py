@@ -6,10 +6,8 @@ import os
 import typing
 from dataclasses import dataclass
 
-import torch
-
 from .costmodel import Hardware
-from .sampling import as_kind, short
+from .sampling_params import as_kind, short
 
 # The stages' names, in the book's order (minicb.stages.STAGES maps each to its engine).
 ENGINES = ("single", "static", "dynamic", "continuous", "paged")
@@ -32,6 +30,8 @@ def checked_device(device) -> str:
     this machine has. torch names many more (mps, xpu, meta, ...), which would get
     as far as loading the weights and fail there; "cpu:N" is "cpu" (torch gives a
     CPU's index no meaning)."""
+    import torch   # here: the command line reads this module without torch
+
     try:
         parsed = torch.device(device)
     except (RuntimeError, TypeError):
@@ -54,10 +54,11 @@ def checked_device(device) -> str:
 class EngineConfig:
     engine: str = "static"
     """Which stage serves requests: "single", "static", "dynamic", "continuous" or "paged"."""
-    dtype: str | torch.dtype = "float32"
-    """Weights and activations: "float32", "float16" or "bfloat16"."""
-    device: str | torch.device | None = None
-    """"cuda" when a GPU is present, else "cpu"."""
+    dtype: str = "float32"
+    """Weights and activations: "float32", "float16" or "bfloat16" (or the
+    torch.dtype of that name)."""
+    device: str | None = None
+    """"cuda" when a GPU is present, else "cpu" (or a torch.device)."""
     attention_backend: str | None = None
     """"triton" (the stage's Triton kernel; through the interpreter on a CPU),
     "sdpa" (PyTorch's fused scaled_dot_product_attention, one call per step's
@@ -160,6 +161,7 @@ class EngineConfig:
     Hardware profile, such as workshop.measure.calibrate measures for this machine)."""
 
     def __post_init__(self):
+        self.take_torch_names()
         self.check_types()
         self.check_ranges()
         if self.engine not in ENGINES:
@@ -169,6 +171,7 @@ class EngineConfig:
         if self.executor == "simulated" and self.device is None:
             self.device = "cpu"              # the step's bookkeeping; no model runs
         if self.device is None:
+            import torch   # here: the command line reads this class without torch
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = checked_device(self.device)
         if self.attention_backend is None:
@@ -210,7 +213,7 @@ class EngineConfig:
                              f"Triton's), got {self.attention_backend!r}")
         self.check_bf16()
         if self.attention_backend == "triton" and not str(self.device).startswith("cuda") and \
-                str(self.dtype).removeprefix("torch.") == "bfloat16":
+                self.dtype == "bfloat16":
             raise ValueError("dtype 'bfloat16' with attention_backend 'triton' needs a GPU: on a CPU, Triton's "
                              "interpreter computes bf16 dot products wrongly; use dtype 'float32' or 'float16', "
                              "or attention_backend 'sdpa'")
@@ -219,6 +222,15 @@ class EngineConfig:
         if self.num_threads is None:
             self.num_threads = default_num_threads()
 # ANCHOR_END: engine_config
+
+    def take_torch_names(self):
+        """A torch.dtype or torch.device as its name (torch.float16 is "float16"),
+        known without importing torch: the command line builds its flags from
+        this class before any model loads."""
+        for name in ("dtype", "device"):
+            value = getattr(self, name)
+            if type(value).__module__ == "torch" and type(value).__name__ == name:
+                setattr(self, name, str(value).removeprefix("torch."))
 
     # ANCHOR: check_types
     def check_types(self):
@@ -256,13 +268,14 @@ class EngineConfig:
                              f"got {short(self.num_threads)}")
         if self.kv_cache_memory_bytes is not None and self.kv_cache_memory_bytes >= 2**63:
             raise ValueError(f"kv_cache_memory_bytes must be below 2**63, got {short(self.kv_cache_memory_bytes)}")
-        if str(self.dtype).removeprefix("torch.") not in DTYPES:
+        if self.dtype not in DTYPES:
             raise ValueError(f"unsupported dtype {self.dtype!r}; choose one of {list(DTYPES)}")
 
     def check_bf16(self):
         """bf16 needs a GPU of compute capability 8.0 or newer (A100 and later)."""
-        if str(self.dtype).removeprefix("torch.") != "bfloat16" or not str(self.device).startswith("cuda"):
+        if self.dtype != "bfloat16" or not str(self.device).startswith("cuda"):
             return
+        import torch   # here: the command line reads this class without torch
         major, minor = torch.cuda.get_device_capability(self.device)
         if major < 8:
             raise ValueError(f"dtype 'bfloat16' needs a GPU of compute capability 8.0 or newer; this "
@@ -283,6 +296,7 @@ class EngineConfig:
             # own graphs around the collectives: not built (one GPU here to test it on).
             raise ValueError(f"cuda_graphs=True does not work with tensor_parallel_size={n}: "
                              f"the model runs in the ranks' processes, not in this one")
+        import torch   # here: the command line reads this class without torch
         if str(self.device).startswith("cuda") and n > torch.cuda.device_count():
             raise ValueError(f"tensor_parallel_size={n} needs {n} GPUs, this machine has "
                              f"{torch.cuda.device_count()}")

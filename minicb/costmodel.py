@@ -28,7 +28,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .checkpoint import SHAPES, TINY
+from .shapes import SHAPES, TINY
 
 
 # ANCHOR: shape

@@ -19,7 +19,8 @@ from .executors import make_executor
 from .metrics import RunMetrics
 from .pretrained import resolve_model
 from .request import Request, RequestOutput, StepOutput, new_request_id
-from .sampling import SamplingParams, as_integer, is_real, make_generator, short
+from .sampling import make_generator
+from .sampling_params import SamplingParams, as_integer, is_real, short
 from .stages import engine_class
 
 

@@ -3,7 +3,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from .sampling import SamplingParams
+from .sampling_params import SamplingParams
 
 _ids = itertools.count()
 

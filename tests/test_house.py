@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # builds on the stages before it, never on a later one.
 FLOORS = [
     ["minicb.kernels"],
-    ["minicb.executor_contract", "minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.gpu_memory", "minicb.model",
+    ["minicb.sampling_params", "minicb.shapes", "minicb.executor_contract", "minicb.sampling", "minicb.request", "minicb.layer_ops", "minicb.gpu_memory", "minicb.model",
      "minicb.checkpoint", "minicb.costmodel", "minicb.config", "minicb.metrics", "minicb.observer",
      "minicb.attention", "minicb.pretrained"],
     ["minicb.executors"],
@@ -159,7 +159,7 @@ def imports_inside_functions(path: Path):
 
 def test_an_import_inside_a_function_defers_a_heavy_dependency_and_says_which():
     # The standard library and minicb's own modules load at the top: deferring them
-    # saves nothing (minicb imports torch as it starts). Only a heavy third-party
+    # saves little, and hides what a module needs. Only a heavy third-party
     # package that some paths never need waits, and a comment says why; the Triton
     # kernels, which load Triton, are one minicb module that waits. The command line
     # is the other door: it loads a command's code when that command runs, so that
@@ -218,6 +218,20 @@ def test_importing_minicb_loads_no_server_plots_client_or_course():
     code = f"import sys, minicb; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "[]", (result.stdout, result.stderr[-2000:])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["generate", "--help"], ["serve", "--bogus"],
+                                  ["generate", "--model", "m", "--prompt", "p", "--max-tokens", "x"]])
+def test_the_command_line_answers_help_and_a_bad_flag_without_torch(argv):
+    """`minicb --help` and a mistyped flag answer from the parser alone: no torch, no
+    engine (planted: cli.py importing minicb.llm at its top fails here)."""
+    code = ("import sys\nfrom minicb.cli import main\ntry:\n    main(%r)\nexcept SystemExit as stop:\n"
+            "    print(stop.code, sorted(m for m in ('torch', 'triton', 'transformers') if m in sys.modules))"
+            % (argv,))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    code, loaded = result.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert loaded == "[]", (argv, loaded)
+    assert code == ("0" if "--help" in argv else "2"), (argv, code, result.stderr[-1000:])
 
 
 EXTRA_MODULES = ("fastapi", "uvicorn", "prometheus_client", "openai", "psutil", "matplotlib", "hypothesis",

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from minicb import load_model, make_tiny_checkpoint
-from minicb.checkpoint import SHAPES
+from minicb.shapes import SHAPES
 from minicb.kernels.reference import contiguous_attention
 from minicb.model import ModelConfig
 
@@ -139,7 +139,7 @@ def test_kv_bytes_per_token_arithmetic():
     """The book's numbers: a 13B model with full multi-head attention (40 layers,
     40 heads of 128) stores 800 KiB per token in fp16; Llama 3.1 8B, with 8 KV
     heads shared by 32 query heads, stores 128 KiB; Bloom's is chapter 5's example."""
-    from minicb.checkpoint import SHAPES
+    from minicb.shapes import SHAPES
 
     base = dict(model_type="llama", vocab_size=1, intermediate_size=1, rms_norm_eps=1e-6)
     mha_13b = ModelConfig.from_hf(dict(base, hidden_size=5120, num_hidden_layers=40, num_attention_heads=40))

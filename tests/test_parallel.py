@@ -201,7 +201,7 @@ def test_chapter_9_volumes_for_the_8b_shape():
     """The table in chapter 10: per rank, bf16, from collective_bytes."""
     from types import SimpleNamespace
 
-    from minicb.checkpoint import SHAPES
+    from minicb.shapes import SHAPES
     from minicb.executors.parallel import collective_bytes
 
     eight_b = SimpleNamespace(**SHAPES["llama-3.1-8b"])

@@ -12,7 +12,7 @@ from minicb import LLM
 from minicb.config import KV_RESERVATIONS, EngineConfig
 from minicb.executors import Executor
 from minicb.request import Request
-from minicb.sampling import SamplingParams
+from minicb.sampling_params import SamplingParams
 from minicb.stages.continuous import ContinuousEngine, SlotManager
 
 VOCAB, EOS, MAX_MODEL_LEN = 11, 1, 64

@@ -28,9 +28,9 @@ import time
 import types
 from pathlib import Path
 
-from minicb.tools.course.check import check
+from minicb.tools.course.check import check, tiny_checkpoint
 from minicb.tools.course.student import engine_function
-from minicb.tools.course.exercises import EXERCISES, in_order, tiny_checkpoint
+from minicb.tools.course.exercises import EXERCISES, in_order
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "tests" / "mutants.json"          # what the last full run found

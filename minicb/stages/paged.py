@@ -28,7 +28,7 @@ import torch
 from .. import gpu_memory
 from ..attention import StepTensors
 from ..request import Request
-from ..sampling import SamplingParams
+from ..sampling_params import SamplingParams
 from .iteration import IterationEngine, Scheduler
 
 

@@ -17,7 +17,7 @@ from minicb.kernels.online_softmax import multiprocessors, tile_options
 from minicb.kernels.paged_attention import choose_splits
 from minicb.kernels.traffic import attention_bytes
 from minicb.llm import LLMEngine
-from minicb.sampling import SamplingParams
+from minicb.sampling_params import SamplingParams
 from workshop.measure.benchmarks import graph_ms, interleaved_ms, time_ms
 
 

@@ -21,7 +21,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from minicb.llm import LLMEngine
-from minicb.sampling import SamplingParams
+from minicb.sampling_params import SamplingParams
 from workshop.measure.decode_step import decode_weight_bytes
 from workshop.report.scale import run_scale
 

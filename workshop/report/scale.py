@@ -25,8 +25,9 @@ from pathlib import Path
 
 import torch
 
-from minicb.checkpoint import SHAPES, make_tiny_checkpoint
+from minicb.checkpoint import make_tiny_checkpoint
 from minicb.costmodel import MODEL_SHAPES
+from minicb.shapes import SHAPES
 from minicb.tools.bench.claims import MAX_OTHERS_CORES, CpuUse, Verdict, judge, judge_steps
 from minicb.tools.bench.run_record import THIS_RUN, current_commit, machine, project_root, this_run  # noqa: F401
 

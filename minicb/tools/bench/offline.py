@@ -14,7 +14,7 @@ from ...kernels.online_softmax import tile_options
 from ...llm import LLMEngine
 from ...metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from ...pretrained import resolve_model
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 from ...stages import STAGES
 from .driver import replay
 from .run_record import environment, this_run

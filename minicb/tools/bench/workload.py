@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...sampling import SamplingParams, as_integer, is_real
+from ...sampling_params import SamplingParams, as_integer, is_real
 
 
 @dataclass

@@ -17,7 +17,7 @@ ignore_eos set with stop tokens, and outputs cut by max_tokens.
 """
 from dataclasses import dataclass
 
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 
 KV_BYTES = 512                   # the tiny Llama's K and V of one token in fp32: 2 x 2 x 2 x 16 x 4
 EOS_IDS = (2, 40, 97, 150, 211)   # several end-of-sequence ids, as Llama 3's generation config has

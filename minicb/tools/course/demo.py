@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from ...llm import LLM, chat_prompt  # noqa: E402
 from ...metrics import format_table  # noqa: E402
-from ...sampling import SamplingParams  # noqa: E402
+from ...sampling_params import SamplingParams  # noqa: E402
 from ...stages import STAGES  # noqa: E402
 from ..bench.run_record import environment, machine, project_root, this_run  # noqa: E402
 from .schedule import plot_schedule  # noqa: E402

@@ -44,7 +44,6 @@ same in both. The reference solution is the engine's own code.
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...checkpoint import make_tiny_checkpoint
 from .configurations import CONFIGURATIONS
 
 
@@ -171,10 +170,6 @@ EXERCISES = {e.name: e for e in [
              also=("minicb.executors.simulated",)),
 ]}
 # ANCHOR_END: exercises
-
-
-def tiny_checkpoint() -> str:
-    return str(make_tiny_checkpoint("scratch/checkpoints/tiny", arch="llama", seed=0))
 
 
 def in_order() -> list:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ...costmodel import HARDWARE, MODEL_SHAPES
 from ...request import Request, RequestMetrics
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 from ..bench import claims
 from ..serve.protocol import TextStream
 from .differential import Observed, Space, attempt, observe, same

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from hypothesis import strategies as st
 
 from ...request import Request, RequestMetrics
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 from ...stages.continuous import SlotManager
 from ...stages.dynamic import DynamicEngine
 from ...stages.paged import BlockManager, PagedScheduler

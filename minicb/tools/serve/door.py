@@ -11,7 +11,7 @@ from collections.abc import Callable
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 from .options import MAX_REQUEST_BYTES
 
 

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from tokenizers.decoders import DecodeStream
 
 from ...request import StepOutput
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 
 
 @dataclass

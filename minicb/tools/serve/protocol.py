@@ -17,7 +17,7 @@ from jinja2 import TemplateError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ...llm import chat_prompt, check_text
-from ...sampling import SamplingParams
+from ...sampling_params import SamplingParams
 from .engine_loop import EngineLoop, Submission
 
 
