@@ -72,7 +72,7 @@ def test_padded_decode_steps_match_plain_ones(llama, backend, engine):
     llm = LLM(llama, **options)
     runner = use_decode_graphs(llm.llm_engine)
     buckets, forward = [], runner.forward
-    runner.forward = lambda bucket, attn: (buckets.append(bucket), forward(bucket, attn))[1]
+    runner.forward = lambda shape, attn: (buckets.append(shape.sequences), forward(shape, attn))[1]
     padded = llm.generate(PROMPTS_7, params)
     assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
     if engine in PACKED:
@@ -107,8 +107,14 @@ def test_padded_prompt_steps_over_listed_tiles_match_plain_ones(llama, chunked):
     assert runner.prompt_buckets == [64]             # the smallest: it holds the whole budget
     if chunked:                   # (the buckets start at 64: here one of 32, padding chunks of 16)
         runner.prompt_buckets = [32]
-    buckets, steps, forward, execute = [], [], runner.forward_prompt, runner.execute
-    runner.forward_prompt = lambda bucket, attn: (buckets.append(bucket), forward(bucket, attn))[1]
+    buckets, steps, forward, execute = [], [], runner.forward, runner.execute
+
+    def spied(shape, attn):
+        if shape.max_query_len > 1:                 # a prompt step's shape
+            buckets.append(shape.tokens)
+            assert shape.sequences == 6             # every sequence row
+        return forward(shape, attn)
+    runner.forward = spied
     # (each step's tokens, and its longest query: more than one is a step that carries a prompt)
     runner.execute = lambda ids, *rest: (steps.append((len(ids), rest[1].max_query_len)), execute(ids, *rest))[1]
     padded = llm.generate(PROMPTS_7, params)
@@ -175,22 +181,24 @@ def test_cuda_graphs_need_cuda_and_triton():
 
 
 def stand_in_capture(executor):
-    """Capturing needs CUDA: here record stands in for it, on this executor only (on a
+    """Capturing needs CUDA: here a stand-in captures, on this executor only (on a
     GPU the reference engines capture real graphs of their own), and each "graph"
-    replays by running the model on the static buffers, as a captured one would.
-    Returns the lists of buckets recorded and replayed."""
+    replays by running the model on the static buffers into the output it
+    captured, as a captured one would. Returns the lists of the token rows of the
+    shapes captured and replayed."""
     recorded, replayed = [], []
 
-    def record(bucket, attn):
-        recorded.append(bucket)
+    def capture(run):
+        output = run()
+        recorded.append(output.shape[0])
 
         def replay():
-            replayed.append(bucket)
-            executor.outputs[bucket] = executor.forward(bucket, attn)
-        executor.graphs[bucket] = SimpleNamespace(replay=replay)
+            replayed.append(output.shape[0])
+            with torch.inference_mode():
+                output.copy_(run())
+        return SimpleNamespace(replay=replay), output
 
-    executor.record = record
-    executor.capture = True
+    executor.captured, executor.capture = capture, True
     return recorded, replayed
 
 
@@ -236,20 +244,33 @@ def with_prompt_graphs(llama, **options):
     return llm, use_decode_graphs(llm.llm_engine)
 
 
+def prompt_shapes(executor) -> list[int]:
+    """The token buckets of the prompt steps' graphs the executor holds."""
+    return sorted(shape.tokens for shape in executor.graphs if shape.max_query_len > 1)
+
+
+def decode_shapes(executor) -> list[int]:
+    """The sequence buckets of the decode steps' graphs the executor holds."""
+    return sorted(shape.sequences for shape in executor.graphs if shape.max_query_len == 1)
+
+
 def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(llama):
     """Capturing stands in as in stand_in_capture, for both kinds of step: a "graph"
     replays by running the step on the static buffers into the output it captured.
     A 90-token prompt first: the first step fills the bucket of 128, later ones 64."""
     prompts, params, expected = PROMPT_STEPS_RUN["prompts"], PROMPT_STEPS_RUN["params"], plain_run(llama)
     llm, runner = with_prompt_graphs(llama)
-    captured, replayed, empty = [], [], []
+    captured, replayed, own = [], [], []
 
     def capture(run):
-        if len(captured) < 2:          # a prompt bucket: captured before any step is in the buffers
-            buf = runner.prompt_buffers
-            empty.append(bool((buf["slot_mapping"] == -1).all() and (buf["cu_seqlens_q"] == 0).all()))
         output = run()
         captured.append(output.shape[0])
+        # captured on a step of its own shape: no sequence's tokens past its token rows,
+        # and no K/V written but the real step's (slot -1: none)
+        buf, tokens = runner.buffers, output.shape[0]
+        sequences = 6 if len(captured) <= 2 else tokens      # a prompt shape has every row
+        ends, slots = buf["cu_seqlens_q"][:sequences + 1], buf["slot_mapping"][:tokens]
+        own.append(bool(ends.max() <= tokens and (slots[ends[-1]:] == -1).all()))
 
         def replay():
             replayed.append(output.shape[0])
@@ -259,8 +280,8 @@ def test_every_prompt_bucket_is_captured_at_the_first_prompt_step_largest_first(
     runner.captured, runner.capture = capture, True
     outputs = llm.generate(prompts, params)
     # the prompt buckets at the first step, then the decode buckets at the first decode
-    assert captured == [128, 64, 6, 4, 2, 1] and empty == [True, True]
-    assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128]
+    assert captured == [128, 64, 6, 4, 2, 1] and all(own)
+    assert prompt_shapes(runner) == runner.prompt_buckets == [64, 128]
     assert replayed[0] == 128 and 64 in replayed             # each replays its own bucket
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
     llm.generate(prompts, params)
@@ -291,11 +312,11 @@ def test_a_capture_that_fails_keeps_no_graph_and_the_next_step_captures_again(ll
     with pytest.raises(RuntimeError, match="capturing a bucket"):
         llm.generate(prompts, params)
     if failing == 2:
-        assert runner.prompt_graphs == runner.prompt_outputs == {}
+        assert runner.graphs == runner.outputs == {}
     else:
-        assert sorted(runner.prompt_graphs) == [64, 128] and runner.graphs == runner.outputs == {}
+        assert prompt_shapes(runner) == [64, 128] and decode_shapes(runner) == []
     outputs = llm.generate(prompts, params)
-    assert sorted(runner.prompt_graphs) == [64, 128] and sorted(runner.graphs) == [1, 2, 4, 6]
+    assert prompt_shapes(runner) == [64, 128] and decode_shapes(runner) == [1, 2, 4, 6]
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
 
 
@@ -322,15 +343,15 @@ def test_a_captured_step_reads_nothing_back_to_the_host(llama):
     capture reruns the Python at every replay, so only this shows such a read."""
     for fused in (False, True):
         llm, runner = with_prompt_graphs(llama, fused_ops=fused)
-        reads, ran = HostReads(), []
-        for name in ("forward", "forward_prompt"):
-            def watched(bucket, attn, run=getattr(runner, name), name=name):
-                ran.append(name)
-                with reads:
-                    return run(bucket, attn)
-            setattr(runner, name, watched)
+        reads, ran, forward = HostReads(), [], runner.forward
+
+        def watched(shape, attn):
+            ran.append("decode" if shape.max_query_len == 1 else "prompt")
+            with reads:
+                return forward(shape, attn)
+        runner.forward = watched
         llm.generate(PROMPT_STEPS_RUN["prompts"], PROMPT_STEPS_RUN["params"])
-        assert set(ran) == {"forward", "forward_prompt"} and reads.found == []
+        assert set(ran) == {"decode", "prompt"} and reads.found == []
 
 
 def test_the_profiled_step_runs_eagerly(llama):
@@ -344,7 +365,7 @@ def test_the_profiled_step_runs_eagerly(llama):
     runner.capture = True                     # a capture on a CPU would fail: none may start
     positions = torch.arange(64)
     logits = runner.profile_step(positions, torch.arange(6))
-    assert logits.shape[0] == 6 and runner.prompt_graphs == {} and runner.prompt_buffers == {}
+    assert logits.shape[0] == 6 and runner.graphs == {} and runner.buffers == {}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="captures CUDA graphs")
@@ -360,10 +381,12 @@ def test_prompt_steps_replayed_from_cuda_graphs_match_eager_ones(llama):
     expected = reference.generate(prompts, params)
     llm = LLM(llama, **options, prompt_graphs=True)
     runner = llm.stage.executor.executor
-    ran, forward = [], runner.forward_prompt
-    runner.forward_prompt = lambda bucket, attn: (ran.append(bucket), forward(bucket, attn))[1]
+    ran, forward = [], runner.forward
+    # (the prompt steps' shapes: their token rows)
+    runner.forward = lambda shape, attn: (ran.extend([shape.tokens] * (shape.max_query_len > 1)),
+                                          forward(shape, attn))[1]
     got = llm.generate(prompts, params)
-    assert sorted(runner.prompt_graphs) == runner.prompt_buckets == [64, 128, 256]
+    assert prompt_shapes(runner) == runner.prompt_buckets == [64, 128, 256]
     # each bucket run twice (warmed up, captured), largest first, at the first prompt step;
     # every later prompt step replays a graph, which runs no Python
     assert ran == [256, 256, 128, 128, 64, 64]

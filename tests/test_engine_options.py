@@ -99,9 +99,11 @@ def test_a_count_too_large_for_its_tensors_is_named(name, value):
 
 
 def test_numbers_of_other_kinds_are_taken_as_pythons():
-    """numpy's integers, floats and bools, and an int where a float is due."""
+    """numpy's integers, floats and bools, an int where a float is due, and a
+    torch.dtype by its name."""
     config = EngineConfig(max_num_seqs=np.int64(4), max_wait_ms=np.float32(2.5), waiting_served_ratio=1,
                           bucket_by_length=np.bool_(True), dtype=torch.float16)
     assert type(config.max_num_seqs) is int and config.max_num_seqs == 4
     assert type(config.max_wait_ms) is float and type(config.waiting_served_ratio) is float
-    assert config.bucket_by_length is True and config.dtype is torch.float16
+    assert config.bucket_by_length is True and config.dtype == "float16"
+    assert EngineConfig(device=torch.device("cpu")).device == "cpu"

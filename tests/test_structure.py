@@ -316,14 +316,55 @@ def test_no_earlier_idea_holds_a_hook_for_a_later_one():
     assert not found, "\n".join(found)
 
 
-# What a graph executor may not do to learn a step's shape: guess the stage from the
-# engine's name, probe for an attribute, or read a tuple's length or a tensor's rank.
-GUESSES = r"\.engine\b|hasattr\(|getattr\([^()]*,[^()]*,|\.dim\(\)|\.ndim\b|len\(leading\)|isinstance\("
+def metadata_fields() -> set[str]:
+    """The fields of every stage's attention metadata: the dataclasses in
+    minicb/stages/ that declare a tensor's rows (minicb/attention.py's rows)."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    names = set()
+    for path in sorted((PACKAGE / "stages").glob("*.py")):
+        module = importlib.import_module(f"minicb.stages.{path.stem}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+            if any("rows" in f.metadata for f in fields):
+                names |= {f.name for f in fields}
+    return names
 
 
-def test_the_graph_executor_reads_what_a_step_declares():
-    """cuda_graphs.py pads and replays a step from what its metadata's class
-    declares (STEP, a StepTensors: minicb/attention.py)."""
-    text = code_and_comments(PACKAGE / "executors" / "cuda_graphs.py")
-    guesses = re.findall(rf"^.*(?:{GUESSES}).*$", text, flags=re.MULTILINE)
-    assert not guesses, f"cuda_graphs.py guesses: {guesses}"
+def kernel_names() -> set[str]:
+    """Every function the kernels' files define, and every name attention_ops hands out."""
+    from minicb.attention import KERNEL_NAMES
+
+    kernels = PACKAGE.parent / "kernels"
+    return set(KERNEL_NAMES) | {node.name for path in kernels.glob("*.py")
+                                for node in ast.parse(path.read_text()).body
+                                if isinstance(node, ast.FunctionDef)}
+
+
+# The metadata's contract (minicb/attention.py's rows): every class has these two.
+CONTRACT = {"ops", "max_query_len"}
+GUESSING_CALLS = {"hasattr", "isinstance"}          # probing a step instead of reading it
+GUESSING_ATTRIBUTES = {"ndim", "dim", "engine"}     # a tensor's rank, the stage's name
+
+
+def test_the_graph_executor_names_no_kernel_cache_or_field_and_guesses_nothing():
+    """cuda_graphs.py pads and replays a step from the kinds of rows its metadata's
+    fields declare: in its code (its syntax tree, not its comments) no name, string or
+    keyword is a kernel, a cache or a field of a stage's metadata, and nothing probes
+    a step (hasattr, isinstance, a tensor's rank, the engine's name). Planted: reading
+    attn.block_size, or attn.ops.paged_attention_tiles, fails here."""
+    forbidden = (metadata_fields() | kernel_names()) - CONTRACT
+    assert {"k_cache", "seq_lens", "block_tables", "paged_attention_tiles"} <= forbidden
+    tree = ast.parse((PACKAGE / "executors" / "cuda_graphs.py").read_text())
+    found = []
+    for node in ast.walk(tree):
+        name = {ast.Attribute: lambda n: n.attr, ast.Name: lambda n: n.id, ast.keyword: lambda n: n.arg,
+                ast.Constant: lambda n: n.value if isinstance(n.value, str) else None,
+                }.get(type(node), lambda n: None)(node)
+        called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+        if name in forbidden or called in GUESSING_CALLS or (
+                isinstance(node, ast.Attribute) and node.attr in GUESSING_ATTRIBUTES):
+            found.append(f"line {node.lineno}: {name or called}")
+    assert not found, f"cuda_graphs.py names or guesses: {found}"

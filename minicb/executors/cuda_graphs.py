@@ -1,33 +1,36 @@
-"""An executor that replays decode steps from CUDA graphs (every stage on a GPU).
+"""An executor that replays steps from CUDA graphs (every stage on a GPU).
 
 A decode step of a small model is hundreds of small kernels, and launching
 them from Python can take longer than running them. A CUDA graph records
 the launches of one forward pass once; replaying it is a single call.
 
 A graph replays fixed shapes at fixed addresses, so this executor keeps
-static input buffers sized for the most sequences a step can hold (one in
-stage 1, ``max_batch_size`` in stages 2-3, ``max_num_seqs`` in 4-5) and one graph per
-batch-size bucket (1, 2, 4, 8, then multiples of 16). A step with n sequences
-copies its inputs, and each tensor of its stage's attention metadata (stages
-1-2's lengths, stage 4's slot starts, stage 5's block tables), into the
-first n rows and pads the rest of its bucket with rows that write no K/V that
-a sequence reads and attend to one key; their outputs are never read.
+static buffers: the step's tokens and positions, and each tensor of its
+stage's attention metadata (stages 1-2's lengths, stage 4's slot starts,
+stage 5's block tables, ...), which the metadata's class declares by the kind
+of its rows (``rows``: minicb/attention.py). A step is padded to a shape, and
+there is one graph per shape:
+
+- a decode step (one query a sequence) to a bucket of sequences (1, 2, 4, 8,
+  then multiples of 16, up to the most sequences a step holds: one in stage 1,
+  ``max_batch_size`` in stages 2-3, ``max_num_seqs`` in 4-5);
+- with ``prompt_graphs=True`` (stage 5), a step that carries prompt tokens to
+  a bucket of tokens (64, 128, ... 2,048) and every sequence row, its attention
+  over a fixed grid (the kernels' ``fixed_grid`` variants, whose extra
+  programs exit at once). Other such steps vary in shape every step, and run
+  eagerly.
+
+Padding rows write no K/V that a sequence reads and attend to one key; each
+padding sequence owns at most one padding token; their outputs are never read.
+The first step of a kind captures every shape of that kind, largest first (the
+smaller graphs then fit in the memory the largest reserved), each on the first
+sequences of the step that fit it: they write the K/V the step writes anyway.
 
 Stages 1-3 make a KV cache for each batch. A graph would keep writing to the
 first one it captured, so here every batch's cache is a view of one buffer
-this executor keeps (``new_kv_cache``), as wide as the widest batch so far and
+this executor keeps (``new_batch_kv_cache``), as wide as the widest batch so far and
 with a row for every padding row too.
 
-Decode steps (one query per sequence: ``attn.max_query_len == 1``) use
-graphs; steps that carry prompt tokens vary in shape every step, and run
-eagerly, except in stage 5 with ``prompt_graphs=True``: there a step of up to
-2,048 tokens is padded to a bucket of tokens (64, 128, ... 2,048) and its
-sequences to ``max_num_seqs``, and its attention runs over a fixed grid of
-listed query tiles (``paged_attention_tiles``), whose extra programs exit at
-once. The first decode step captures every bucket, largest first (the smaller
-graphs then fit in the memory the largest reserved), with its attention
-metadata moved onto the static buffers, and the first step that carries a
-prompt every token bucket; a benchmark's warm-up pays for both.
 With ``capture=False`` the executor runs the model on the same padded buffers
 without capturing: on a CPU, that is how the tests check the padding.
 
@@ -36,11 +39,10 @@ inputs it hands the plain one.
 """
 import dataclasses
 from contextlib import contextmanager
-from functools import partial
-from types import SimpleNamespace
 
 import torch
 
+from ..attention import fields_by_rows, replayable
 from .plain import Executor
 
 
@@ -66,11 +68,25 @@ def prompt_buckets(config) -> list[int]:
             + [b for b in PROMPT_BUCKETS if b >= budget][:1])
 
 
+# What a padding row holds, by the kind of its rows: a slot of -1 writes no K/V, and
+# a length of 1 attends to one key; any other kind holds 0.
+PADDING = {"slots": -1, "lengths": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """What a step is padded to: its token rows, its sequence rows, and the most
+    queries a sequence may have (1: a decode step's)."""
+    tokens: int
+    sequences: int
+    max_query_len: int
+
+
 # ANCHOR: graph_executor
 class GraphExecutor(Executor):
-    """The plain executor, with decode steps replayed from CUDA graphs. What a
-    step's attention metadata holds, and how to pad it, its class declares
-    (``STEP``, a StepTensors: minicb/attention.py)."""
+    """The plain executor, with steps padded to fixed shapes and replayed from
+    CUDA graphs. Which tensors a step's attention metadata holds, and what
+    their rows are, its class declares (``rows``: minicb/attention.py)."""
 
     def __init__(self, model, config, max_sequences: int, capture=True):
         """max_sequences: the most sequences one of the stage's steps holds
@@ -78,27 +94,17 @@ class GraphExecutor(Executor):
         super().__init__(model)
         self.capture = capture
         self.buckets = bucket_sizes(max_sequences)
+        self.prompt_buckets = prompt_buckets(config)     # stage 5 with prompt_graphs
         self.device = model.embed_tokens.weight.device
         self.max_model_len = config.max_model_len
-        # a table's widest: a request of max_model_len tokens
-        self.max_width = -(-config.max_model_len // config.block_size)
-        n = self.buckets[-1]
-        self.input_ids = torch.zeros(n, dtype=torch.long, device=self.device)
-        self.positions = torch.zeros(n, dtype=torch.long, device=self.device)
-        # one per tensor of the stage's metadata, made when first seen
-        self.buffers = {}
+        self.buffers = {}               # made at the first padded step
         self.padded_kv = None           # stages 1-3: the buffer every batch's K/V view
         self.graphs, self.outputs, self.pool = {}, {}, None
-        # stage 5 with prompt_graphs: the token counts its prompt steps are padded to
-        self.prompt_buckets = prompt_buckets(config)
-        self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
 
     def close(self):
         """Drop the graphs, their memory pool and the static buffers, then the model."""
         self.graphs, self.outputs, self.pool = {}, {}, None
-        self.prompt_buffers, self.prompt_graphs, self.prompt_outputs = {}, {}, {}
-        self.input_ids = self.positions = self.padded_kv = None
-        self.buffers = {}
+        self.buffers, self.padded_kv = {}, None
         super().close()
 
     def new_batch_kv_cache(self, batch, capacity):
@@ -114,72 +120,114 @@ class GraphExecutor(Executor):
         return tuple(cache[:, :batch, :capacity] for cache in self.padded_kv)
 
     def execute(self, input_ids, positions, attn, sample_rows):
-        n = input_ids.shape[0]
-        if attn.max_query_len != 1:                        # not a decode step
-            bucket = next((b for b in self.prompt_buckets if b >= n), None)
-            if bucket is None:
-                return super().execute(input_ids, positions, attn, sample_rows)
-            return self.execute_prompt(bucket, input_ids, positions, attn, sample_rows)
-        bucket = next(b for b in self.buckets if b >= n)
-        # (this makes the buffers, before any capture)
-        self.fill(n, bucket, input_ids, positions, attn)
-        if self.capture and not self.graphs:
-            with all_or_none(self.graphs, self.outputs):
-                for size in reversed(self.buckets):
-                    self.record(size, attn)
+        step = Step(input_ids, positions, attn)
+        shape = self.padded_shape(step)
+        if shape is None:                   # a prompt step, with no bucket for it
+            return super().execute(input_ids, positions, attn, sample_rows)
+        if self.capture and shape not in self.graphs:
+            shapes = self.shapes_like(shape)                  # largest first
+            with all_or_none(shapes, self.graphs, self.outputs):
+                for each in shapes:
+                    self.fill(each, step.first_that_fit(each))
+                    self.graphs[each], self.outputs[each] = self.captured(
+                        lambda each=each: self.forward(each, attn))
+        self.fill(shape, step)
         if self.capture:
-            self.graphs[bucket].replay()                   # one call for every launch
-            hidden = self.outputs[bucket]
+            self.graphs[shape].replay()                   # one call for every launch
+            hidden = self.outputs[shape]
         else:
-            hidden = self.forward(bucket, attn)
-        return self.model.compute_logits(hidden[:n][sample_rows])
+            hidden = self.forward(shape, attn)
+        return self.model.compute_logits(hidden[:step.tokens][sample_rows])
 
-    def fill(self, n, bucket, input_ids, positions, attn):
-        """The step's inputs into the first n rows of the static buffers; rows n to
-        bucket padded. One query each: a row per token is a row per sequence, and
-        the boundaries are always 0, 1, 2, ... (made so, never copied)."""
-        self.input_ids[:n].copy_(input_ids)
-        self.positions[:n].copy_(positions)
-        step = attn.STEP
-        for name in step.tokens + step.sequences + step.tables:
-            value, buffer = getattr(attn, name), self.buffer(step, name, attn)
-            rows = buffer[:n, :value.shape[1]] if name in step.tables else buffer[:n]
-            rows.copy_(value)
-            buffer[n:bucket] = step.padding.get(name, 0)
+    def padded_shape(self, step) -> Shape | None:
+        """A decode step's: the bucket of its sequences. A step that carries
+        prompt tokens: the bucket of its tokens, with every sequence row; None
+        where there is none (prompt_graphs off, or a step larger than them)."""
+        if step.max_query_len == 1:
+            bucket = next(b for b in self.buckets if b >= step.sequences)
+            return Shape(bucket, bucket, 1)
+        bucket = next((b for b in self.prompt_buckets if b >= step.tokens), None)
+        return None if bucket is None else Shape(bucket, self.buckets[-1], bucket)
 
-    def buffer(self, step, name, attn):
-        """The static buffer of one metadata tensor: max_num_seqs rows (tables as
-        wide as a request can need; the boundaries one more row)."""
-        if name not in self.buffers:
-            n = self.buckets[-1]
-            like = dict(dtype=getattr(attn, name).dtype, device=self.device)
-            if name == step.boundaries:
-                self.buffers[name] = torch.arange(n + 1, **like)
-            else:
-                shape = (n, self.max_width) if name in step.tables else (n,)
-                padding = step.padding.get(name, 0)
-                self.buffers[name] = torch.full(shape, padding, **like)
-        return self.buffers[name]
+    def shapes_like(self, shape) -> list[Shape]:
+        """Every shape of the same kind as this one, largest first."""
+        if shape.max_query_len == 1:
+            return [Shape(b, b, 1) for b in reversed(self.buckets)]
+        return [Shape(b, self.buckets[-1], b) for b in reversed(self.prompt_buckets)]
 
-    def forward(self, bucket, attn):
-        """The model on the first ``bucket`` rows of the static buffers: the
-        step's attention metadata (its caches, kernels and sizes), with its
-        tensors swapped for views of the buffers, and a batch's cache for the
-        bucket's rows of the buffer it is a view of."""
-        step = attn.STEP
-        views = {name: self.buffer(step, name, attn)[:bucket]
-                 for name in step.tokens + step.sequences + step.tables}
-        if step.boundaries:                # one row more than sequences
-            boundaries = self.buffer(step, step.boundaries, attn)
-            views[step.boundaries] = boundaries[:bucket + 1]
-        if step.batch_cache:               # [layers, rows, columns, ...]
-            views["k_cache"], views["v_cache"] = (c[:, :bucket] for c in self.padded_kv)
-        on_buffers = dataclasses.replace(attn, **views)
-        return self.model(self.input_ids[:bucket], self.positions[:bucket], on_buffers)
+    def fill(self, shape, step):
+        """The step into the first rows of the static buffers; the shape's other
+        rows padding, each padding sequence owning at most one padding token
+        (its boundaries climb by one, up to the shape's last token row)."""
+        buffers, kinds = self.made_buffers(step.attn), fields_by_rows(step.attn)
+        tokens, sequences = step.tokens, step.sequences
+        per_token = [("input_ids", step.input_ids, 0), ("positions", step.positions, 0)]
+        per_token += [(field.name, step.rows(field), PADDING["slots"])
+                      for field in kinds["slots"]]
+        for name, value, padding in per_token:
+            buffers[name][:tokens].copy_(value)
+            buffers[name][tokens:shape.tokens] = padding
+        for kind in ("lengths", "sequences", "tables"):
+            for field in kinds[kind]:
+                value, buffer = step.rows(field), buffers[field.name]
+                columns = slice(0, value.shape[1]) if kind == "tables" else ...
+                buffer[:sequences, columns].copy_(value)
+                buffer[sequences:shape.sequences] = PADDING.get(kind, 0)
+        for field in kinds["boundaries"]:
+            buffer, padding = buffers[field.name], shape.sequences - sequences
+            buffer[:sequences + 1].copy_(step.rows(field))
+            if padding:
+                ends = torch.arange(padding, device=self.device) + tokens + 1
+                buffer[sequences + 1:shape.sequences + 1] = ends.clamp(max=shape.tokens)
 
-    def record(self, bucket, attn):
-        self.graphs[bucket], self.outputs[bucket] = self.captured(
-            lambda: self.forward(bucket, attn))
+    def made_buffers(self, attn) -> dict:
+        """The static buffers, made at the first padded step: the inputs and the
+        slots a row per token of the largest shape, the others a row per
+        sequence (boundaries one more), a table as many columns as a
+        max_model_len request needs. A batch's cache is the buffer above."""
+        if self.buffers:
+            return self.buffers
+        tokens = max([self.buckets[-1], *self.prompt_buckets])
+        sequences = self.buckets[-1]
+        self.buffers = {name: torch.zeros(tokens, dtype=torch.long, device=self.device)
+                        for name in ("input_ids", "positions")}
+        for kind, declared in fields_by_rows(attn).items():
+            for field in declared if kind != "cache" else ():
+                shape = {"slots": (tokens,), "boundaries": (sequences + 1,)}.get(
+                    kind, (sequences,))
+                if kind == "tables":
+                    shape = (sequences, self.table_columns(attn, field))
+                dtype = getattr(attn, field.name).dtype
+                self.buffers[field.name] = torch.full(
+                    shape, PADDING.get(kind, 0), dtype=dtype, device=self.device)
+        return self.buffers
+
+    def table_columns(self, attn, field) -> int:
+        """A table's widest: the columns of a max_model_len request, each covering
+        the keys its table declares (a block's)."""
+        keys_per_column = getattr(attn, field.metadata["keys_per_column"])
+        return -(-self.max_model_len // keys_per_column)
+
+    def forward(self, shape, attn):
+        """The model on the shape's rows of the static buffers: the step's
+        attention metadata (its caches and sizes), with its tensors swapped for
+        views of the buffers, a batch's cache for the shape's rows of the buffer
+        it is a view of, and its kernels for ones that replay at a fixed size."""
+        kinds, views = fields_by_rows(attn), {}
+        rows = {"slots": shape.tokens, "boundaries": shape.sequences + 1}
+        for kind, declared in kinds.items():
+            if kind != "cache":
+                size = rows.get(kind, shape.sequences)
+                views |= {f.name: self.buffers[f.name][:size] for f in declared}
+        # a batch's cache: [layers, rows, columns, ...]
+        caches = zip(kinds["cache"], self.padded_kv or ())
+        views |= {field.name: cache[:, :shape.sequences] for field, cache in caches}
+        ops = replayable(attn.ops, shape.max_query_len)
+        on_buffers = dataclasses.replace(attn, ops=ops,
+                                         max_query_len=shape.max_query_len, **views)
+        tokens = slice(0, shape.tokens)
+        return self.model(self.buffers["input_ids"][tokens],
+                          self.buffers["positions"][tokens], on_buffers)
 
     def captured(self, run):
         """Run once outside the graph (Triton compiles, allocations settle), then
@@ -197,86 +245,59 @@ class GraphExecutor(Executor):
         return graph, output
 # ANCHOR_END: graph_executor
 
-    # ANCHOR: prompt_steps
-    def execute_prompt(self, bucket, input_ids, positions, attn, sample_rows):
-        """A step that carries prompt tokens (stage 5, prompt_graphs=True): its
-        tokens in the first rows of bucket-sized buffers, the rest rows that write
-        no K/V; its sequences in the first rows of max_num_seqs-sized ones, the
-        rest sequences with no queries. Every bucket is captured at the first such
-        step, largest first, before the step fills the buffers."""
-        step, n = attn.STEP, input_ids.shape[0]
-        seqs = getattr(attn, step.boundaries).shape[0] - 1
-        buf = self.prompt_inputs(attn)
-        if self.capture and not self.prompt_graphs:
-            # on the buffers as made, no step in them: a bucket smaller than this step
-            # would otherwise read and write past its rows while it is captured
-            with all_or_none(self.prompt_graphs, self.prompt_outputs):
-                for size in reversed(self.prompt_buckets):
-                    self.prompt_graphs[size], self.prompt_outputs[size] = self.captured(
-                        lambda size=size: self.forward_prompt(size, attn))
-        tokens = {"input_ids": input_ids, "positions": positions,
-                  **{name: getattr(attn, name) for name in step.tokens}}
-        for name, value in tokens.items():
-            buf[name][:n].copy_(value)
-            buf[name][n:bucket] = step.padding.get(name, 0)
-        buf[step.boundaries][:seqs + 1].copy_(getattr(attn, step.boundaries))
-        buf[step.boundaries][seqs + 1:] = n                # the rest: no queries
-        for name in step.sequences + step.tables:
-            value = getattr(attn, name)
-            rows = buf[name][:seqs]
-            (rows[:, :value.shape[1]] if name in step.tables else rows).copy_(value)
-            buf[name][seqs:] = step.padding.get(name, 0)
-        if self.capture:
-            self.prompt_graphs[bucket].replay()
-            hidden = self.prompt_outputs[bucket]
+
+# ANCHOR: step
+@dataclasses.dataclass
+class Step:
+    """One step as the stage hands it over: its tokens' inputs and its attention
+    metadata, or its first sequences (``first_that_fit`` a smaller shape)."""
+    input_ids: torch.Tensor
+    positions: torch.Tensor
+    attn: object
+    sequences: int = None
+
+    def __post_init__(self):
+        self.tokens = self.input_ids.shape[0]
+        if self.sequences is None:          # every metadata has a length per sequence
+            lengths = fields_by_rows(self.attn)["lengths"][0]
+            self.sequences = getattr(self.attn, lengths.name).shape[0]
+        self.max_query_len = self.attn.max_query_len
+
+    def rows(self, field):
+        """The step's rows of one metadata tensor: its tokens' or its sequences'
+        (the boundaries one more)."""
+        kind = field.metadata["rows"]
+        count = {"slots": self.tokens, "boundaries": self.sequences + 1}.get(
+            kind, self.sequences)
+        return getattr(self.attn, field.name)[:count]
+
+    def first_that_fit(self, shape) -> "Step":
+        """The step's first sequences that fit the shape, with their tokens: a
+        step of the shape's own to capture it on (a decode step's first rows;
+        a prompt step's sequences whose tokens all fit)."""
+        sequences = min(self.sequences, shape.sequences)
+        boundaries = fields_by_rows(self.attn)["boundaries"]
+        if boundaries:
+            ends = getattr(self.attn, boundaries[0].name).tolist()
+            while ends[sequences] > shape.tokens:
+                sequences -= 1
+            tokens = ends[sequences]
         else:
-            hidden = self.forward_prompt(bucket, attn)
-        return self.model.compute_logits(hidden[:n][sample_rows])
-
-    def prompt_inputs(self, attn) -> dict:
-        """The prompt steps' static buffers, made at the first such step: every
-        row padding, every sequence without queries."""
-        if not self.prompt_buffers:
-            step, tokens, seqs = attn.STEP, self.prompt_buckets[-1], self.buckets[-1]
-            shapes = {"input_ids": (tokens,), "positions": (tokens,)}
-            shapes |= {name: (tokens,) for name in step.tokens}
-            shapes |= {name: (seqs,) for name in step.sequences}
-            shapes |= {name: (seqs, self.max_width) for name in step.tables}
-            shapes[step.boundaries] = (seqs + 1,)
-            dtypes = {name: getattr(attn, name).dtype for name in shapes
-                      if name not in ("input_ids", "positions")}
-            dtypes |= {"input_ids": torch.long, "positions": torch.long}
-            self.prompt_buffers = {
-                name: torch.full(shape, step.padding.get(name, 0), dtype=dtypes[name],
-                                 device=self.device)
-                for name, shape in shapes.items()}
-        return self.prompt_buffers
-
-    def forward_prompt(self, bucket, attn):
-        """The model on the first ``bucket`` token rows of the prompt buffers, its
-        attention over listed query tiles sized for ``bucket`` queries."""
-        step, buf = attn.STEP, self.prompt_buffers
-        # the step's tile list: the first layer makes it, every other layer reads it
-        tiled = partial(attn.ops.paged_attention_tiles, tiles={})
-        ops = SimpleNamespace(store_kv_cache=attn.ops.store_kv_cache,
-                              paged_attention=tiled)
-        views = {name: buf[name][:bucket] for name in step.tokens}
-        per_sequence = (step.boundaries, *step.sequences, *step.tables)
-        views |= {name: buf[name] for name in per_sequence}
-        on_buffers = dataclasses.replace(attn, ops=ops, max_query_len=bucket, **views)
-        input_ids, positions = buf["input_ids"][:bucket], buf["positions"][:bucket]
-        return self.model(input_ids, positions, on_buffers)
-    # ANCHOR_END: prompt_steps
+            tokens = sequences * self.max_query_len
+        return Step(self.input_ids[:tokens], self.positions[:tokens], self.attn,
+                    sequences)
+# ANCHOR_END: step
 
 
 @contextmanager
-def all_or_none(*captured):
-    """Keep every graph captured inside, or none: where one capture fails (out of
-    memory, say), the step raises and the next step captures them all again,
-    instead of finding some buckets missing."""
+def all_or_none(shapes, *captured):
+    """Keep the graphs of every shape captured inside, or none: where one capture
+    fails (out of memory, say), the step raises and the next step captures them
+    all again, instead of finding some shapes missing."""
     try:
         yield
     except BaseException:
         for graphs in captured:
-            graphs.clear()
+            for shape in shapes:
+                graphs.pop(shape, None)
         raise

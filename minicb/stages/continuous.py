@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention import StepTensors
+from ..attention import rows
 from .iteration import IterationEngine
 
 
@@ -104,16 +104,15 @@ class RaggedBatch:
     k_cache: torch.Tensor           # [layers, slots * max_model_len, KVH, d]
     v_cache: torch.Tensor
     ops: object
-    slot_mapping: torch.Tensor      # [N]: the cache row each new token's K/V goes to
-    cu_seqlens_q: torch.Tensor      # [S + 1]: request s owns packed rows cu[s]:cu[s+1]
+    # [N]: the cache row each new token's K/V goes to
+    slot_mapping: torch.Tensor = rows("slots")
+    # [S + 1]: request s owns packed rows cu[s]:cu[s+1]
+    cu_seqlens_q: torch.Tensor = rows("boundaries")
     # [S]: tokens in each request's context, new ones included
-    seq_lens: torch.Tensor
-    seq_starts: torch.Tensor        # [S]: the cache row of each request's token 0
+    seq_lens: torch.Tensor = rows("lengths")
+    # [S]: the cache row of each request's token 0
+    seq_starts: torch.Tensor = rows("sequences")
     max_query_len: int
-    # what an executor that pads and replays steps must know (minicb/attention.py)
-    STEP = StepTensors(tokens=("slot_mapping",), boundaries="cu_seqlens_q",
-                       sequences=("seq_lens", "seq_starts"),
-                       padding={"slot_mapping": -1, "seq_lens": 1})
 
     def __call__(self, layer, q, k, v):            # q [N, H, d]; k, v [N, KVH, d]
         self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],

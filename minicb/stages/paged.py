@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import gpu_memory
-from ..attention import StepTensors
+from ..attention import rows
 from ..request import Request
 from ..sampling_params import SamplingParams
 from .iteration import IterationEngine, Scheduler
@@ -146,17 +146,14 @@ class PagedBatch:
     k_cache: torch.Tensor           # [layers, num_blocks * block_size, KVH, d]
     v_cache: torch.Tensor
     ops: object
-    slot_mapping: torch.Tensor      # [N]: block * block_size + offset of each new token
-    cu_seqlens_q: torch.Tensor      # [S + 1]
-    seq_lens: torch.Tensor          # [S]
+    # [N]: block * block_size + offset of each new token
+    slot_mapping: torch.Tensor = rows("slots")
+    cu_seqlens_q: torch.Tensor = rows("boundaries")     # [S + 1]
+    seq_lens: torch.Tensor = rows("lengths")            # [S]
     # [S, max blocks]: each request's physical blocks, in order
-    block_tables: torch.Tensor
+    block_tables: torch.Tensor = rows("tables", keys_per_column="block_size")
     block_size: int
     max_query_len: int
-    # what an executor that pads and replays steps must know (minicb/attention.py)
-    STEP = StepTensors(tokens=("slot_mapping",), boundaries="cu_seqlens_q",
-                       sequences=("seq_lens",), tables=("block_tables",),
-                       padding={"slot_mapping": -1, "seq_lens": 1})
 
     def __call__(self, layer, q, k, v):
         self.ops.store_kv_cache(k, v, self.k_cache[layer], self.v_cache[layer],

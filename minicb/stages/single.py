@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention import StepTensors
+from ..attention import rows
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
@@ -46,14 +46,11 @@ class OneSequence:
     """One forward pass's attention metadata. Its length is a tensor, not a
     number: an executor may record a step's launches once and replay them
     with each later step's tensors (chapter 8)."""
-    k_cache: torch.Tensor          # [layers, 1, capacity, KVH, d]
-    v_cache: torch.Tensor
+    k_cache: torch.Tensor = rows("cache")      # [layers, 1, capacity, KVH, d]
+    v_cache: torch.Tensor = rows("cache")
     ops: object
-    seq_lens: torch.Tensor         # [1]: tokens cached after this pass
-    max_query_len: int             # tokens this pass adds
-    # what an executor that pads and replays steps must know (minicb/attention.py)
-    STEP = StepTensors(sequences=("seq_lens",), padding={"seq_lens": 1},
-                       batch_cache=True)
+    seq_lens: torch.Tensor = rows("lengths")   # [1]: tokens cached after this pass
+    max_query_len: int                         # tokens this pass adds
 
     def __post_init__(self):
         # The new tokens' columns, the last N of the context: written by index, so

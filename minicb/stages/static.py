@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention import StepTensors
+from ..attention import rows
 from ..observer import StepOutcome
 from .base import Engine, RunToCompletionEngine
 
@@ -51,15 +51,15 @@ class PaddedBatch:
     """One forward pass's attention metadata; the model calls it once per layer.
     Its lengths are tensors, not numbers: an executor may record a step's
     launches once and replay them with each later step's tensors (chapter 8)."""
-    k_cache: torch.Tensor    # [layers, rows, capacity, KVH, d]: rows >= B
-    v_cache: torch.Tensor
+    # [layers, rows, capacity, KVH, d]: rows >= B
+    k_cache: torch.Tensor = rows("cache")
+    v_cache: torch.Tensor = rows("cache")
     ops: object
-    pad_lens: torch.Tensor   # [B]: padding columns at the start of each row
-    seq_lens: torch.Tensor   # [B]: columns filled after this pass, padding too
+    # [B]: padding columns at the start of each row
+    pad_lens: torch.Tensor = rows("sequences")
+    # [B]: columns filled after this pass, padding too
+    seq_lens: torch.Tensor = rows("lengths")
     max_query_len: int       # columns this pass adds to every row
-    # what an executor that pads and replays steps must know (minicb/attention.py)
-    STEP = StepTensors(sequences=("pad_lens", "seq_lens"), padding={"seq_lens": 1},
-                       batch_cache=True)
 
     def __post_init__(self):
         # The new tokens are the last L columns of each row: written by index, so

@@ -93,6 +93,7 @@ REACHED_ON_A_GPU = {
     "minicb/sampling.py": "tests/test_engines.py",
     "minicb/gpu_memory.py": "tests/test_paged.py",
     "minicb/stages/overlap.py": "tests/test_overlap.py",
+    "kernels/__init__.py": "tests/test_kernels.py",
     "kernels/online_softmax.py": "tests/test_kernels.py",
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
     "minicb/tools/bench/offline.py": "part benchmarks",
