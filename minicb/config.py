@@ -19,6 +19,13 @@ DTYPES = ("float32", "float16", "bfloat16")
 COUNTS = ("max_model_len", "max_batch_size", "max_num_seqs", "max_num_batched_tokens",
           "schedule_interval", "block_size", "num_blocks", "tensor_parallel_size", "num_threads")
 
+# Speculative decoding (speculative_config): its methods, the defaults of its keys
+# beside num_speculative_tokens, and the largest each may be.
+SPECULATIVE_METHODS = ("ngram",)
+SPECULATIVE_DEFAULTS = {"method": "ngram", "prompt_lookup_max": 4, "prompt_lookup_min": 1}
+MAX_SPECULATIVE_TOKENS = 16
+MAX_PROMPT_LOOKUP = 64
+
 # Defaults that follow the model: max_model_len is its context capped here (a KV
 # reservation per request grows with it), and a step's token budget is at least this.
 MAX_MODEL_LEN_CAP = 4096
@@ -140,6 +147,14 @@ class EngineConfig:
     which stay on the device as step N+1's inputs, so the GPU never waits for
     the host. A request that stops on EOS runs one extra step, whose token is
     dropped."""
+    speculative_config: dict | None = None
+    """Stage 5: speculative decoding (chapter 12). Each step drafts up to
+    num_speculative_tokens tokens for every decoding request and checks them all
+    in one forward pass, keeping exactly the tokens the model would pick. vLLM's
+    shape: {"method": "ngram", "num_speculative_tokens": k} drafts by prompt
+    lookup: the k tokens that followed the latest earlier occurrence of the last
+    n tokens, n from prompt_lookup_max (default 4) down to prompt_lookup_min
+    (default 1). None: off."""
     tensor_parallel_size: int = 1
     """Stages 4-5: split the model across this many worker processes, Megatron
     style, over torch.distributed (NCCL on CUDA, one GPU each; gloo on a CPU).
@@ -197,6 +212,7 @@ class EngineConfig:
         if self.enable_chunked_prefill and self.scheduling_policy != "mixed":
             raise ValueError("enable_chunked_prefill needs scheduling_policy='mixed': chunks run alongside decodes")
         self.check_tensor_parallel()
+        self.check_speculative()
         if self.cuda_graphs is None:
             self.cuda_graphs = (str(self.device).startswith("cuda") and self.attention_backend == "triton"
                                 and self.tensor_parallel_size == 1)
@@ -250,6 +266,38 @@ class EngineConfig:
                                  f"got {short(value)}")
             setattr(self, field.name, converted)
     # ANCHOR_END: check_types
+
+    def check_speculative(self):
+        """speculative_config, checked and completed with its defaults (a copy:
+        the caller's dict is not kept)."""
+        spec = self.speculative_config
+        if spec is None:
+            return
+        unknown = [key for key in spec if key not in (*SPECULATIVE_DEFAULTS, "num_speculative_tokens")]
+        if unknown:
+            raise ValueError(f"speculative_config: unknown key {short(unknown[0])}; the keys are "
+                             f"{['num_speculative_tokens', *SPECULATIVE_DEFAULTS]}")
+        if "num_speculative_tokens" not in spec:
+            raise ValueError("speculative_config needs num_speculative_tokens: the most tokens "
+                             "drafted per request and step")
+        spec = {**SPECULATIVE_DEFAULTS, **spec}
+        if spec["method"] not in SPECULATIVE_METHODS:
+            raise ValueError(f"speculative_config: unknown method {short(spec['method'])}; "
+                             f"choose one of {SPECULATIVE_METHODS}")
+        for name, most in (("num_speculative_tokens", MAX_SPECULATIVE_TOKENS),
+                           ("prompt_lookup_max", MAX_PROMPT_LOOKUP), ("prompt_lookup_min", MAX_PROMPT_LOOKUP)):
+            value = as_kind(spec[name], int)
+            if value is None or not 1 <= value <= most:
+                raise ValueError(f"speculative_config: {name} must be an integer in [1, {most}], "
+                                 f"got {short(spec[name])}")
+            spec[name] = value
+        if spec["prompt_lookup_min"] > spec["prompt_lookup_max"]:
+            raise ValueError(f"speculative_config: prompt_lookup_min {spec['prompt_lookup_min']} is "
+                             f"above prompt_lookup_max {spec['prompt_lookup_max']}")
+        if self.engine != "paged" or self.async_scheduling:
+            raise ValueError(f"speculative_config needs engine 'paged' without async_scheduling, got "
+                             f"engine {self.engine!r} with async_scheduling={self.async_scheduling}")
+        self.speculative_config = spec
 
     def check_ranges(self):
         """The counts and sizes the checks above do not bound."""
@@ -326,7 +374,7 @@ class EngineConfig:
 
 def kind_name(kind) -> str:
     return {bool: "True or False", int: "an integer", float: "a finite number", str: "a string",
-            type(None): "None"}.get(kind, f"a {kind.__module__}.{kind.__qualname__}")
+            dict: "a dict", type(None): "None"}.get(kind, f"a {kind.__module__}.{kind.__qualname__}")
 
 
 def default_num_threads() -> int:

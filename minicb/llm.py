@@ -75,6 +75,7 @@ class LLMEngine:
         # returned or it is aborted, so a long-running engine holds only what is in
         # flight, and a finished request's id may be used again.
         self.requests: dict[str, Request] = {}
+        self.handed_out: dict[str, int] = {}      # by id: output tokens already in a StepOutput
         self.closed = False
 
     def add_request(self, prompt, params: SamplingParams | None = None, arrival_time=None,
@@ -95,9 +96,13 @@ class LLMEngine:
         A finished request's last output carries its metrics."""
         outputs = []
         for r in self.stage.step():
+            # a step may give a request several tokens (speculative decoding)
+            handed = self.handed_out.pop(r.request_id, 0)
             if r.finished:
                 self.requests.pop(r.request_id, None)
-            new = [] if r.error else r.output_token_ids[-1:]
+            else:
+                self.handed_out[r.request_id] = len(r.output_token_ids)
+            new = [] if r.error else r.output_token_ids[handed:]
             outputs.append(StepOutput(r.request_id, new, list(r.output_token_ids), r.finished, r.finish_reason,
                                       r.metrics if r.finished else None, r.error))
         return outputs
@@ -141,6 +146,7 @@ class LLMEngine:
         finished id is a no-op, so aborting twice is safe."""
         self.stage.abort(str(request_id))
         self.requests.pop(str(request_id), None)
+        self.handed_out.pop(str(request_id), None)
 
     def has_unfinished_requests(self) -> bool:
         return self.stage.has_unfinished_requests()

@@ -87,6 +87,8 @@ class RunMetrics(Throughput):
     kv_peak_used: int              # most KV token slots holding real tokens at once
     kv_utilization: float          # slots holding real tokens / slots reserved, over all steps
     num_preemptions: int           # stage 5: times a request's KV was dropped and recomputed
+    num_draft_tokens: int          # stage 6: tokens drafted
+    num_accepted_tokens: int       # ... of which verified and kept
     steps: list = field(default_factory=list, repr=False)
     request_metrics: list = field(default_factory=list, repr=False)   # one RequestMetrics per request
 
@@ -109,9 +111,16 @@ class RunMetrics(Throughput):
             kv_peak_used=max((s.kv_used for s in steps), default=0),
             kv_utilization=sum(s.kv_used for s in steps) / reserved if reserved else 0.0,
             num_preemptions=sum(r.num_preemptions for r in requests),
+            num_draft_tokens=sum(x.num_draft_tokens for x in m),
+            num_accepted_tokens=sum(x.num_accepted_tokens for x in m),
             steps=list(steps),
             request_metrics=m,
         )
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Stage 6: the share of drafted tokens kept (0 with none drafted)."""
+        return self.num_accepted_tokens / self.num_draft_tokens if self.num_draft_tokens else 0.0
 
     @property
     def occupancy(self) -> float:

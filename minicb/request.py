@@ -23,6 +23,8 @@ class RequestMetrics:
     finish_time: float | None = None
     num_prompt_tokens: int = 0
     num_output_tokens: int = 0
+    num_draft_tokens: int = 0         # stage 6: tokens drafted for it
+    num_accepted_tokens: int = 0      # ... of which verified and kept
 
     @property
     def ttft(self) -> float | None:

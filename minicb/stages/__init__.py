@@ -5,6 +5,7 @@ from .overlap import AsyncPagedEngine, AsyncPrefixCachingEngine
 from .paged import PagedEngine
 from .prefix_caching import PrefixCachingEngine
 from .single import SingleEngine
+from .speculative import SpeculativeEngine, SpeculativePrefixCachingEngine
 from .static import StaticEngine
 
 STAGES = {"single": SingleEngine, "static": StaticEngine, "dynamic": DynamicEngine,
@@ -19,9 +20,15 @@ PAGED_ENGINES = {(False, False): PagedEngine,
                  (True, True): AsyncPrefixCachingEngine}
 
 
+# Stage 5 with speculative decoding (chapter 12), keyed by enable_prefix_caching.
+SPECULATIVE_ENGINES = {False: SpeculativeEngine, True: SpeculativePrefixCachingEngine}
+
+
 def engine_class(config):
     """The class that runs config.engine, with the ideas the config turns on."""
     if config.engine != "paged":
         return STAGES[config.engine]
+    if config.speculative_config is not None:
+        return SPECULATIVE_ENGINES[config.enable_prefix_caching]
     return PAGED_ENGINES[config.enable_prefix_caching, config.async_scheduling]
 # ANCHOR_END: engine_class

@@ -2,6 +2,7 @@
 EngineConfig field as a flag."""
 import argparse
 import dataclasses
+import json
 import os
 import re
 import typing
@@ -87,8 +88,19 @@ def add_engine_options(parser):
             action = "store_true" if field.default is False else argparse.BooleanOptionalAction
             group.add_argument(flag(field.name), action=action, default=field.default, help=text)
         else:
-            group.add_argument(flag(field.name), type=kind, default=field.default, choices=CHOICES.get(field.name),
-                               help=text)
+            group.add_argument(flag(field.name), type=json_object if kind is dict else kind, default=field.default,
+                               choices=CHOICES.get(field.name), metavar="JSON" if kind is dict else None, help=text)
+
+
+def json_object(text: str) -> dict:
+    """A flag's JSON object, such as --speculative-config '{"num_speculative_tokens": 3}'."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error.msg}): {text[:60]!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text[:60]!r}")
+    return value
 
 
 def flag(name: str) -> str:
