@@ -180,6 +180,36 @@ def step_seconds(hw: Hardware, shape: ModelShape, bytes_per_value: int,
 # ANCHOR_END: step_seconds
 
 
+# ANCHOR: speculative
+def expected_tokens(acceptance: float, k: int) -> float:
+    """Tokens a verify step gives a sequence on average when each of its k drafts
+    is kept with probability ``acceptance``, until the first that is not, plus
+    the model's own next token: 1 + a + a^2 + ... + a^k (Leviathan et al.)."""
+    return sum(acceptance ** i for i in range(k + 1))
+
+
+def speculative_speedup(hw: Hardware, shape: ModelShape, bytes_per_value: int, batch: int,
+                        context: int, k: int, acceptance: float) -> float:
+    """Tokens a second with k drafts verified per step, over plain decode steps,
+    for ``batch`` sequences of ``context`` tokens. The verify step carries k + 1
+    queries a sequence, all of them sampled, and replays from CUDA graphs as a
+    decode step does; drafting by prompt lookup costs the GPU nothing."""
+    plain = step_seconds(hw, shape, bytes_per_value, [(1, context + 1)] * batch, batch)
+    verify = step_seconds(hw, shape, bytes_per_value, [(k + 1, context + k + 1)] * batch,
+                          batch * (k + 1)) - (hw.prompt_step_overhead if k else 0.0)
+    return expected_tokens(acceptance, k) * plain / verify
+
+
+def break_even_batch(hw: Hardware, shape: ModelShape, bytes_per_value: int, context: int,
+                     k: int, acceptance: float, largest: int = 4096) -> int | None:
+    """The smallest batch at which speculation stops paying (its speedup below
+    1), or None if it still pays at ``largest``."""
+    return next((batch for batch in range(1, largest + 1)
+                 if speculative_speedup(hw, shape, bytes_per_value, batch, context, k,
+                                        acceptance) < 1), None)
+# ANCHOR_END: speculative
+
+
 # ANCHOR: kv_budget
 def kv_budget(hw: Hardware, shape: ModelShape, bytes_per_value: int,
               utilization: float = 0.9) -> float:

@@ -3,7 +3,8 @@ import dataclasses
 
 import pytest
 
-from minicb.costmodel import HARDWARE, MODEL_SHAPES, OPT_13B, Hardware, kv_budget, step_seconds
+from minicb.costmodel import (HARDWARE, MODEL_SHAPES, OPT_13B, Hardware, break_even_batch, expected_tokens, kv_budget,
+                              speculative_speedup, step_seconds)
 
 # A round machine, to check the arithmetic: 1 TB/s and 100 TFLOP/s, all of it achieved.
 ROUND = Hardware("round", 80e9, 1e12, 100e12, "a test's", bandwidth_fraction=1.0,
@@ -70,3 +71,26 @@ def test_opt_13b_leaves_an_a100_40gb_about_12_000_tokens_of_kv():
     # The vLLM paper's setting: 26 GB of weights in fp16 on a 40 GB GPU.
     tokens = kv_budget(HARDWARE["a100-40gb"], OPT_13B, 2) / OPT_13B.kv_bytes_per_token(2)
     assert 11_000 < tokens < 14_000
+
+
+def test_a_verify_step_gives_the_expected_tokens_of_its_acceptance():
+    """1 + a + ... + a^k: no drafts give one token, every draft kept gives k + 1."""
+    assert expected_tokens(0.5, 0) == 1 and expected_tokens(0.0, 4) == 1
+    assert expected_tokens(1.0, 4) == 5 and expected_tokens(0.5, 2) == 1.75
+
+
+def test_speculation_pays_where_a_step_is_memory_bound_and_stops_where_it_is_not():
+    """By hand: one sequence's verify step of 5 queries reads the same weights as
+    its decode step, so on the datasheet H200 its speedup is the tokens it gives;
+    a batch large enough that 5 queries a sequence are arithmetic-bound loses; the
+    break-even batch is the first below 1, and none with no drafts to lose on."""
+    hw, shape = HARDWARE["h200"], MODEL_SHAPES["llama-3.1-8b"]
+    one = speculative_speedup(hw, shape, 2, 1, 1024, 4, 0.5)
+    assert one == pytest.approx(expected_tokens(0.5, 4), rel=0.01)
+    assert speculative_speedup(hw, shape, 2, 1024, 1024, 4, 0.5) < 1
+    batch = break_even_batch(hw, shape, 2, 1024, 4, 0.5)
+    assert speculative_speedup(hw, shape, 2, batch, 1024, 4, 0.5) < 1
+    assert speculative_speedup(hw, shape, 2, batch - 1, 1024, 4, 0.5) >= 1
+    assert break_even_batch(hw, shape, 2, 1024, 0, 0.5, largest=64) is None
+    # a better drafter pays up to a larger batch
+    assert break_even_batch(hw, shape, 2, 1024, 4, 0.7) > batch
