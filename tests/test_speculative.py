@@ -164,3 +164,21 @@ def test_speculation_needs_stage_5_without_async_scheduling():
     mine = dict(SPEC)
     EngineConfig(engine="paged", speculative_config=mine).speculative_config["method"] = "x"
     assert mine == SPEC                                     # the caller's dict is not kept
+
+
+def test_the_benchmark_runs_both_engines_in_turns_and_checks_they_agree(llama, monkeypatch):
+    """workshop.measure.speculative on the tiny model: every task, a ratio per round,
+    the verdict of its rounds; a speculative answer that differs is an error."""
+    from workshop.measure import speculative
+
+    result = speculative.measure(llama, k=3, rounds=1, max_tokens=8)
+    for task in speculative.TASKS:
+        run = result["tasks"][task]
+        assert len(run["ratios"]) == 1 and run["ratios"][0] > 0
+        assert run["faster"] is None and "repeat" in run["undecided_because"]   # no spread in one
+        assert run["tokens_per_step"]["plain"] == 1.0
+    real = speculative.one_run
+    monkeypatch.setattr(speculative, "one_run", lambda llm, *rest: {
+        **real(llm, *rest), **({"answers": [[0]]} if llm.config.speculative_config else {})})
+    with pytest.raises(AssertionError, match="changed the greedy answer"):
+        speculative.measure(llama, k=3, rounds=1, max_tokens=4)
