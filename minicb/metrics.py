@@ -205,7 +205,9 @@ class RunMetrics(Throughput):
                             occupancy=self.occupancy, kv_peak_reserved=self.kv_peak_reserved,
                             kv_peak_used=self.kv_peak_used, kv_utilization=self.kv_utilization,
                             preemptions=self.num_preemptions, median_step_s=self.median_step,
-                            host_share=self.host_share))
+                            host_share=self.host_share, draft_tokens=self.num_draft_tokens,
+                            accepted_tokens=self.num_accepted_tokens,
+                            acceptance_rate=self.acceptance_rate))
 
 
 def rounded(values: dict) -> dict:
@@ -230,6 +232,13 @@ BENCH_COLUMNS = [
     ("latency p50 s", "{:.3f}", lambda r: r.latency["p50"]), ("latency p99 s", "{:.3f}", lambda r: r.latency["p99"]),
     ("occupancy", "{:.0%}", lambda r: r.occupancy), ("KV used/reserved", "{:.0%}", lambda r: r.kv_utilization),
     ("step p50 ms", "{:.2f}", lambda r: 1e3 * r.median_step), ("host share", "{:.0%}", lambda r: r.host_share),
+]
+
+# Stage 6's, where a run drafted tokens (speculative decoding).
+SPECULATIVE_COLUMNS = [
+    ("drafted", "{:d}", lambda r: r.num_draft_tokens), ("accepted", "{:d}", lambda r: r.num_accepted_tokens),
+    ("acceptance", "{:.0%}", lambda r: r.acceptance_rate),
+    ("out tokens/step", "{:.2f}", lambda r: r.output_tokens / r.num_steps if r.num_steps else 0.0),
 ]
 
 THROUGHPUT_COLUMNS = [            # what every run reports, transformers' peers included

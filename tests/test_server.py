@@ -266,6 +266,26 @@ def test_metrics_count_what_the_server_did(checkpoints):
         assert metric(url, "minicb_kv_blocks_free") == engine.stage.kv.num_blocks
 
 
+def test_a_speculative_server_streams_the_offline_text_and_counts_its_drafts(checkpoints):
+    """Stage 6 behind the server: several tokens a step reach the stream as text, the
+    same as offline, and /metrics counts the drafts each finished request had."""
+    prompt, spec = "abcabcabcabcabc", {"num_speculative_tokens": 3}
+    llm = LLM(checkpoints["llama"], engine="paged", max_model_len=OPTIONS["max_model_len"],
+              speculative_config=spec)
+    [offline] = llm.generate([prompt], SamplingParams(max_tokens=24, ignore_eos=True))
+    assert offline.metrics.num_accepted_tokens > 0
+    with running_server(checkpoints["llama"], speculative_config=spec) as (url, engine, _):
+        chunks = list(client(url).completions.create(
+            model=NAME, prompt=prompt, temperature=0, max_tokens=24, stream=True,
+            extra_body={"ignore_eos": True}))
+        assert "".join(ch.choices[0].text for ch in chunks) == llm.tokenizer.decode(
+            offline.output_token_ids, skip_special_tokens=True)
+        assert len(chunks) < 24                       # some chunk carried several tokens
+        wait_until_idle(engine)
+        assert metric(url, "minicb_spec_decode_num_draft_tokens_total") == offline.metrics.num_draft_tokens
+        assert metric(url, "minicb_spec_decode_num_accepted_tokens_total") == offline.metrics.num_accepted_tokens
+
+
 def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
     from minicb.tools.bench.serving import main as bench_serve
     from minicb.tools.bench.workload import preset_workload

@@ -182,3 +182,15 @@ def test_the_benchmark_runs_both_engines_in_turns_and_checks_they_agree(llama, m
         **real(llm, *rest), **({"answers": [[0]]} if llm.config.speculative_config else {})})
     with pytest.raises(AssertionError, match="changed the greedy answer"):
         speculative.measure(llama, k=3, rounds=1, max_tokens=4)
+
+
+def test_bench_prints_the_drafts_and_their_acceptance(llama, capsys):
+    from minicb.cli import main
+
+    main(["bench", "--model", llama, "--engine", "paged", "--num-requests", "4", "--scale", "0.0625",
+          "--speculative-config", '{"num_speculative_tokens": 3}'])
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("engine  drafted"))
+    assert header.split() == ["engine", "drafted", "accepted", "acceptance", "out", "tokens/step"]
+    [row] = [line.split() for line in printed.splitlines()[printed.splitlines().index(header) + 2:][:1]]
+    assert row[0] == "paged" and int(row[1]) >= int(row[2]) >= 0

@@ -12,7 +12,7 @@ from ...config import EngineConfig, default_num_threads
 from ...costmodel import HARDWARE
 from ...kernels.online_softmax import tile_options
 from ...llm import LLMEngine
-from ...metrics import BENCH_COLUMNS, THROUGHPUT_COLUMNS, format_table
+from ...metrics import BENCH_COLUMNS, SPECULATIVE_COLUMNS, THROUGHPUT_COLUMNS, format_table
 from ...pretrained import resolve_model
 from ...sampling_params import SamplingParams
 from ...stages import STAGES
@@ -104,6 +104,9 @@ def main(args):
                      for name in filter(None, args.peers.split(","))})
         print(f"\nround {round_number + 1} of {args.repeat} (load average now {os.getloadavg()[0]:.2f})")
         print(format_table({n: r for n, r in runs.items() if n in STAGES}, BENCH_COLUMNS))
+        if any(r.num_draft_tokens for n, r in runs.items() if n in STAGES):
+            print("\nspeculative decoding (drafted tokens, and those kept):")
+            print(format_table({n: r for n, r in runs.items() if n in STAGES}, SPECULATIVE_COLUMNS))
         if args.peers:
             print("\ntransformers on the same requests, all at once (arrival times ignored):")
             print(format_table(runs, THROUGHPUT_COLUMNS))
