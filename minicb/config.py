@@ -21,8 +21,9 @@ COUNTS = ("max_model_len", "max_batch_size", "max_num_seqs", "max_num_batched_to
 
 # Speculative decoding (speculative_config): its methods, the defaults of its keys
 # beside num_speculative_tokens, and the largest each may be.
-SPECULATIVE_METHODS = ("ngram",)
-SPECULATIVE_DEFAULTS = {"method": "ngram", "prompt_lookup_max": 4, "prompt_lookup_min": 1}
+SPECULATIVE_METHODS = ("ngram", "draft")
+SPECULATIVE_DEFAULTS = {"method": "ngram", "prompt_lookup_max": 4, "prompt_lookup_min": 1,
+                        "model": None, "draft_layers": None}
 MAX_SPECULATIVE_TOKENS = 16
 MAX_PROMPT_LOOKUP = 64
 
@@ -154,7 +155,9 @@ class EngineConfig:
     shape: {"method": "ngram", "num_speculative_tokens": k} drafts by prompt
     lookup: the k tokens that followed the latest earlier occurrence of the last
     n tokens, n from prompt_lookup_max (default 4) down to prompt_lookup_min
-    (default 1). None: off."""
+    (default 1). {"method": "draft", "num_speculative_tokens": k, "model": PATH}
+    drafts with a smaller checkpoint of the same vocabulary, or, without a model,
+    with the target's own first draft_layers layers (self-speculative). None: off."""
     tensor_parallel_size: int = 1
     """Stages 4-5: split the model across this many worker processes, Megatron
     style, over torch.distributed (NCCL on CUDA, one GPU each; gloo on a CPU).
@@ -291,6 +294,7 @@ class EngineConfig:
                 raise ValueError(f"speculative_config: {name} must be an integer in [1, {most}], "
                                  f"got {short(spec[name])}")
             spec[name] = value
+        self.check_draft_model(spec)
         if spec["prompt_lookup_min"] > spec["prompt_lookup_max"]:
             raise ValueError(f"speculative_config: prompt_lookup_min {spec['prompt_lookup_min']} is "
                              f"above prompt_lookup_max {spec['prompt_lookup_max']}")
@@ -298,6 +302,27 @@ class EngineConfig:
             raise ValueError(f"speculative_config needs engine 'paged' without async_scheduling, got "
                              f"engine {self.engine!r} with async_scheduling={self.async_scheduling}")
         self.speculative_config = spec
+
+    def check_draft_model(self, spec):
+        """method "draft": a checkpoint (model, default: the target's own) and,
+        optionally, how many of its first layers draft (draft_layers)."""
+        if spec["method"] != "draft":
+            given = [key for key in ("model", "draft_layers") if spec[key] is not None]
+            if given:
+                raise ValueError(f"speculative_config: {given[0]} needs method 'draft', "
+                                 f"got method {spec['method']!r}")
+            return
+        if self.executor == "simulated":
+            raise ValueError("speculative_config: method 'draft' needs a model to draft with, "
+                             "and the simulated executor runs none: use method 'ngram'")
+        if spec["model"] is not None and not isinstance(spec["model"], str):
+            raise ValueError(f"speculative_config: model must be a checkpoint folder, got {short(spec['model'])}")
+        if spec["draft_layers"] is not None:
+            layers = as_kind(spec["draft_layers"], int)
+            if layers is None or layers < 1:
+                raise ValueError(f"speculative_config: draft_layers must be an integer >= 1, "
+                                 f"got {short(spec['draft_layers'])}")
+            spec["draft_layers"] = layers
 
     def check_ranges(self):
         """The counts and sizes the checks above do not bound."""
@@ -356,6 +381,13 @@ class EngineConfig:
         body = ast.parse(inspect.getsource(cls)).body[0].body
         return {node.target.id: " ".join(doc.value.value.split()) for node, doc in zip(body, body[1:])
                 if isinstance(node, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)}
+
+    def settle_draft_model(self, target, resolve):
+        """method "draft": its model as a folder (``resolve`` finds a built-in
+        model's), the target's own checkpoint where none was named."""
+        spec = self.speculative_config
+        if spec is not None and spec["method"] == "draft":
+            spec["model"] = str(resolve(spec["model"]) if spec["model"] else target)
 
     def settle_max_model_len(self, max_context: int):
         """max_context: the longest sequence the model computes exactly (its

@@ -60,6 +60,7 @@ class LLMEngine:
                 self.tokenizer = None
             else:
                 model = resolve_model(model)
+                self.config.settle_draft_model(model, resolve_model)
                 model_config = read_config(model)                 # read once, here
                 self.config.settle_max_model_len(model_config.max_context)
                 self.executor = make_executor(model, self.config, model_config,   # loads the model

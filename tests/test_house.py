@@ -24,7 +24,7 @@ FLOORS = [
     ["minicb.executors"],
     ["minicb.stages.base", "minicb.stages.single", "minicb.stages.static", "minicb.stages.dynamic",
      "minicb.stages.iteration", "minicb.stages.continuous", "minicb.stages.paged",
-     "minicb.stages.prefix_caching", "minicb.stages.overlap", "minicb.stages.speculative", "minicb.stages"],
+     "minicb.stages.prefix_caching", "minicb.stages.overlap", "minicb.stages.drafting", "minicb.stages.speculative", "minicb.stages"],
     ["minicb.llm", "minicb"],
     # The tools' rooms, what a user runs: serving, measuring, compiling for a GPU, the
     # course; the CLI is their door.

@@ -6,7 +6,8 @@ import torch
 
 from minicb import LLM, LLMEngine, SamplingParams
 from minicb.config import EngineConfig
-from minicb.stages.speculative import PromptLookup, accept, agreed
+from minicb.stages.drafting import Draft, PromptLookup
+from minicb.stages.speculative import accept, agreed
 
 # Prompts that repeat themselves, so that prompt lookup finds drafts, and one that
 # does not; the tiny random model's greedy answers fall into loops the drafter finds.
@@ -24,12 +25,12 @@ def lookup(k=3, longest=4, shortest=1):
 def test_prompt_lookup_proposes_what_followed_the_latest_longest_match():
     tokens = [1, 2, 3, 9, 1, 2, 3, 8, 5, 2, 3]
     # "2 3" last occurred before 8 (the longer "5 2 3" never did): 8, 5, 2 followed it
-    assert lookup().propose(tokens, 3) == [8, 5, 2]
-    assert lookup().propose(tokens, 1) == [8]
-    assert lookup().propose(tokens, 0) == []
-    assert lookup().propose([4, 5, 6], 3) == []                  # nothing recurs
-    assert lookup(shortest=3).propose(tokens, 3) == []            # "5 2 3" is new
-    assert lookup().propose([1, 2, 3, 1, 2, 3], 5) == [1, 2, 3]   # no more than there is
+    assert lookup().lookup(tokens, 3) == [8, 5, 2]
+    assert lookup().lookup(tokens, 1) == [8]
+    assert lookup().lookup(tokens, 0) == []
+    assert lookup().lookup([4, 5, 6], 3) == []                  # nothing recurs
+    assert lookup(shortest=3).lookup(tokens, 3) == []            # "5 2 3" is new
+    assert lookup().lookup([1, 2, 3, 1, 2, 3], 5) == [1, 2, 3]   # no more than there is
 
 
 def test_a_greedy_request_keeps_the_drafts_the_model_agrees_with_and_its_next_pick():
@@ -44,7 +45,7 @@ def first_tokens(probs, draft, trials, seed=0):
     generator = torch.Generator().manual_seed(seed)
     first, second = torch.zeros(probs.shape[1]), torch.zeros(probs.shape[1])
     for _ in range(trials):
-        kept = accept(draft, probs, generator)
+        kept = accept(Draft(draft), probs, generator)
         first[kept[0]] += 1
         if kept[0] == draft[0]:
             second[kept[1]] += 1
@@ -194,3 +195,78 @@ def test_bench_prints_the_drafts_and_their_acceptance(llama, capsys):
     assert header.split() == ["engine", "drafted", "accepted", "acceptance", "out", "tokens/step"]
     [row] = [line.split() for line in printed.splitlines()[printed.splitlines().index(header) + 2:][:1]]
     assert row[0] == "paged" and int(row[1]) >= int(row[2]) >= 0
+
+
+def test_a_draft_with_its_own_distribution_keeps_the_models():
+    """A draft model's q, far from p (token 1: q 0.6, p 0.1; p's favourite, token 2:
+    q 0.05), each draft drawn from q. The first token kept is distributed as p.
+    Planted: keeping a draft with probability p(x) alone (q taken as one-hot) fails."""
+    probs = torch.tensor([[0.30, 0.10, 0.40, 0.15, 0.05], [0.2] * 5])
+    q = torch.tensor([[0.05, 0.60, 0.05, 0.10, 0.20]])
+    generator, counts = torch.Generator().manual_seed(1), torch.zeros(5)
+    for _ in range(20_000):
+        drafted = int(torch.multinomial(q[0], 1, generator=generator))
+        counts[accept(Draft([drafted], q), probs, generator)[0]] += 1
+    assert (counts / counts.sum() - probs[0]).abs().max() < 0.02, counts / counts.sum()
+
+
+@pytest.fixture(scope="module")
+def other_llama(tmp_path_factory):
+    """Another tiny Llama: the same vocabulary, other weights."""
+    from minicb import make_tiny_checkpoint
+
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("draft") / "other", arch="llama", seed=1)
+
+
+@pytest.mark.parametrize("draft,options", [
+    ({"draft_layers": 1}, {}),                              # the target's first layer
+    ({}, dict(enable_prefix_caching=True)),                 # the whole target: every draft kept
+    ("other", dict(num_blocks=20)),                         # another checkpoint, preempted
+], ids=["first-layer", "itself", "other-preempted"])
+def test_a_draft_model_gives_stage_5s_greedy_tokens(llama, other_llama, draft, options):
+    spec = {"num_speculative_tokens": 3, "method": "draft",
+            **({"model": other_llama} if draft == "other" else draft)}
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
+    base = dict(engine="paged", block_size=4, max_num_seqs=4, **options)
+    plain = LLM(llama, **base).generate(PROMPTS, params)
+    llm = LLM(llama, **base, speculative_config=spec)
+    outputs = llm.generate(PROMPTS, params)
+    assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in plain]
+    run = llm.last_run
+    assert run.num_draft_tokens > 0
+    if draft == {}:              # the model drafting for itself agrees with itself
+        assert run.num_accepted_tokens == run.num_draft_tokens
+    assert llm.stage.drafter.caches == {} and llm.stage.kv.block_tables == {}
+
+
+def test_a_draft_model_s_sampled_drafts_finish_and_an_abort_drops_its_cache(llama):
+    llm = LLM(llama, engine="paged", block_size=4, speculative_config={
+        "num_speculative_tokens": 2, "method": "draft", "draft_layers": 1})
+    params = [SamplingParams(max_tokens=n, temperature=1.0, seed=i) for i, n in enumerate(MAX_TOKENS)]
+    outputs = llm.generate(PROMPTS, params)
+    assert all(len(o.output_token_ids) <= n for o, n in zip(outputs, MAX_TOKENS))
+    engine = llm.llm_engine
+    rid = engine.add_request(PROMPTS[0], SamplingParams(max_tokens=24, ignore_eos=True))
+    for _ in range(3):
+        engine.step()
+    assert llm.stage.drafter.caches
+    engine.abort(rid)
+    assert llm.stage.drafter.caches == {} and llm.stage.kv.block_tables == {}
+
+
+def test_a_draft_model_needs_the_targets_vocabulary(llama):
+    from minicb.stages.drafting import DraftModel
+
+    llm = LLM(llama, engine="paged", speculative_config={"num_speculative_tokens": 2, "method": "draft"})
+    with pytest.raises(ValueError, match="the draft model's vocabulary has 259 tokens, the target's 7"):
+        DraftModel(llm.stage, 7)
+
+
+@pytest.mark.parametrize("spec,options,message", [
+    ({"model": "x"}, {}, "model needs method 'draft', got method 'ngram'"),
+    ({"method": "draft", "draft_layers": 0}, {}, "draft_layers must be an integer >= 1, got 0"),
+    ({"method": "draft"}, dict(executor="simulated"), "the simulated executor runs none"),
+])
+def test_a_bad_draft_model_option_is_named(spec, options, message):
+    with pytest.raises(ValueError, match=message):
+        EngineConfig(engine="paged", speculative_config={"num_speculative_tokens": 2, **spec}, **options)

@@ -16,70 +16,52 @@ is drawn from p at the position after them. Greedy requests accept the
 longest prefix of drafts that match the model's picks, plus its next pick.
 Either way a step gives a request between 1 and k + 1 tokens.
 
-The drafter here is prompt lookup: the tokens that followed the latest
-earlier occurrence of the request's last n tokens (n from prompt_lookup_max
-down to prompt_lookup_min). It needs no other model, and it pays on text that
-repeats its prompt: code edits, summaries, retrieval. Its q is all on the one
-token it proposes, so a draft x is accepted with probability p(x), and a
-rejected one is drawn again from p without x.
+The drafters (drafting.py): prompt lookup, the tokens that followed the
+latest earlier occurrence of the request's last n tokens, which needs no
+other model and pays on text that repeats its prompt (code edits, summaries,
+retrieval); its q is all on the one token it proposes, so a draft x is kept
+with probability p(x). Or a draft model of the same vocabulary, a smaller one
+or the target's own first layers, whose q is what it sampled from.
 
 The rejected drafts' K/V were written to the cache: the request's computed
 tokens roll back past them (the slots are overwritten by the next step), and
 blocks that hold nothing but rejected drafts go back to the free list.
 """
-import numpy as np
 import torch
 
 from ..sampling import filtered_probabilities, greedy
 from .base import read_tokens
+from .drafting import Draft, make_drafter
 from .iteration import ScheduledBatch
 from .paged import BlockManager, PagedEngine, PagedScheduler
 from .prefix_caching import PrefixCachingBlockManager, PrefixCachingEngine, PrefixCachingScheduler
 
 
-# ANCHOR: drafter
-class PromptLookup:
-    """Drafts by n-gram prompt lookup (vLLM's "ngram" method)."""
-
-    def __init__(self, config):
-        spec = config.speculative_config
-        self.k = spec["num_speculative_tokens"]
-        self.longest, self.shortest = spec["prompt_lookup_max"], spec["prompt_lookup_min"]
-
-    def propose(self, tokens: list[int], most: int) -> list[int]:
-        """Up to ``most`` tokens to follow ``tokens``: those that followed the
-        latest earlier occurrence of its last n tokens, the longest n that has
-        one first; none if no n-gram recurs."""
-        if most < 1:
-            return []
-        seen = np.asarray(tokens)
-        for n in range(min(self.longest, len(seen) - 1), self.shortest - 1, -1):
-            windows = np.lib.stride_tricks.sliding_window_view(seen[:-1], n)
-            starts = np.flatnonzero((windows == seen[-n:]).all(axis=1))
-            if len(starts):
-                after = starts[-1] + n             # the latest occurrence's next token
-                return seen[after:after + most].tolist()
-        return []
-# ANCHOR_END: drafter
-
-
 # ANCHOR: accept
-def accept(draft: list[int], probs: torch.Tensor, generator=None) -> list[int]:
+def accept(draft: Draft, probs: torch.Tensor, generator=None) -> list[int]:
     """The tokens a sampling request keeps from one verify step: probs
-    [len(draft) + 1, V], the model's filtered distribution at each position.
-    Draft x (drafted with all its probability on x) is kept with probability
-    p(x); at the first rejection the token is drawn from p without x and the
-    step ends; with every draft kept, a last token is drawn from the next p."""
+    [len(draft) + 1, V], the model's filtered distribution p at each position.
+    Draft x, drawn from q, is kept with probability min(1, p(x) / q(x)); at the
+    first rejection the token is drawn from max(0, p - q), normalised, and the
+    step ends; with every draft kept, a last token is drawn from the next p. A
+    draft with no q had all of it on x: kept with p(x), else drawn from p
+    without x."""
     kept = []
-    for i, token in enumerate(draft):
+    for i, token in enumerate(draft.tokens):
         p = probs[i]
-        if torch.rand((), generator=generator, device=p.device) < p[token]:
+        q = draft.probs[i] if draft.probs is not None else one_hot(token, p)
+        if torch.rand((), generator=generator, device=p.device) * q[token] < p[token]:
             kept.append(token)
             continue
-        rest = p.clone()
-        rest[token] = 0.0                      # max(0, p - q), q all on x
-        return kept + [draw(rest, generator)]
+        rest = (p - q).clamp(min=0)
+        return kept + [draw(rest if rest.sum() > 0 else p, generator)]
     return kept + [draw(probs[len(draft)], generator)]
+
+
+def one_hot(token: int, like: torch.Tensor) -> torch.Tensor:
+    q = torch.zeros_like(like)
+    q[token] = 1.0
+    return q
 
 
 def draw(weights: torch.Tensor, generator=None) -> int:
@@ -115,7 +97,7 @@ class SpeculativeScheduler(PagedScheduler):
         batch = super().schedule()
         for request, n in batch.entries:     # drafts the budget cut
             if request in self.drafts:
-                self.drafts[request] = self.drafts[request][:n - 1]
+                self.drafts[request] = self.drafts[request].cut(n - 1)
         # a step of decodes with their drafts is a decode step
         decoding = [(r, 1 if r in self.drafts else n) for r, n in batch.entries]
         batch.kind = ScheduledBatch(decoding).kind
@@ -130,7 +112,7 @@ class SpeculativeEngine(PagedEngine):
 
     def __init__(self, executor, config):
         super().__init__(executor, config)
-        self.drafter = PromptLookup(config)
+        self.drafter = make_drafter(self, self.executor.config.vocab_size)
 
     def make_kv_manager(self):
         paged = super().make_kv_manager()          # sizes and allocates the cache
@@ -150,11 +132,11 @@ class SpeculativeEngine(PagedEngine):
     def draft(self) -> dict:
         """Each decoding request's drafts: at most k, and never more than its
         max_tokens leaves room for after the token the step adds anyway."""
-        drafts = {}
+        drafts, k = {}, self.config.speculative_config["num_speculative_tokens"]
         for request in self.scheduler.running:
             if request.num_computed_tokens == len(request.all_token_ids) - 1:
                 room = request.params.max_tokens - len(request.output_token_ids) - 1
-                proposed = self.drafter.propose(request.all_token_ids, min(self.drafter.k, room))
+                proposed = self.drafter.propose(request, min(k, room))
                 if proposed:
                     drafts[request] = proposed
         return drafts
@@ -167,7 +149,7 @@ class SpeculativeEngine(PagedEngine):
         every position that verifies a draft among the rows that sample."""
         drafts = self.scheduler.drafts
         for request, draft in drafts.items():
-            request.all_token_ids += draft
+            request.all_token_ids += draft.tokens
         try:
             ids, positions, attn, sampled, rows = super().prepare(batch)
         finally:
@@ -185,7 +167,7 @@ class SpeculativeEngine(PagedEngine):
         fails it alone (logits that are not finite)."""
         results, first = [], 0
         for request in requests:
-            draft = drafts.get(request, [])
+            draft = drafts.get(request, Draft([]))
             rows = logits[first:first + len(draft) + 1]
             first += len(draft) + 1
             if not torch.isfinite(rows).all():
@@ -194,7 +176,7 @@ class SpeculativeEngine(PagedEngine):
             elif greedy(request.params):
                 picks = read_tokens(self.sampler(rows, [request.params] * len(rows),
                                                  [request.generator] * len(rows)))
-                results.append(agreed(draft, picks))
+                results.append(agreed(draft.tokens, picks))
             else:
                 probs = filtered_probabilities(rows, [request.params] * len(rows))
                 generator = request.generator or self.sampler.generator
@@ -215,6 +197,17 @@ class SpeculativeEngine(PagedEngine):
                 request.num_computed_tokens -= len(draft) - (len(kept) - 1)
                 self.kv.trim(request, request.num_computed_tokens)
     # ANCHOR_END: roll_back
+
+    def finish_step(self, step, tokens) -> list:
+        delivered = super().finish_step(step, tokens)
+        for request in step.batch.requests:
+            if request.finished:
+                self.drafter.forget(request)        # a draft model's cache for it
+        return delivered
+
+    def release(self, request):
+        super().release(request)
+        self.drafter.forget(request)
 
     def deliver(self, requests, tokens):
         """Each request's tokens one at a time, through stage 5's rules: a stop
