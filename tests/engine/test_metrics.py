@@ -1,52 +1,10 @@
 """Run metrics equal what the request lengths imply, counted independently."""
-import numpy as np
-import pytest
-
 from minicb import LLM, SamplingParams
 from minicb.metrics import RunMetrics, StepRecord
 
 from ..conftest import MAX_TOKENS, PROMPTS
 
 GREEDY = [SamplingParams(max_tokens=n, ignore_eos=True) for n in MAX_TOKENS]
-
-
-def test_static_batch_wastes_exactly_the_white_squares(llama):
-    llm = LLM(llama, engine="static", max_batch_size=len(PROMPTS))
-    llm.generate(PROMPTS, GREEDY)
-    run = llm.last_run
-    longest, batch = max(MAX_TOKENS), len(PROMPTS)
-    assert run.num_steps == longest                              # 1 prefill + (longest - 1) decodes
-    assert run.row_steps == batch * longest
-    assert run.useful_row_steps == sum(MAX_TOKENS)
-    grid = run.occupancy_grid("decode")
-    assert grid.shape == (longest - 1, batch)
-    assert int((grid == 0).sum()) == sum(longest - n for n in MAX_TOKENS)   # wasted row-steps
-    # Rows fall idle in order of their lengths and never come back.
-    assert (np.diff(grid, axis=0) <= 0).all()
-
-
-def test_static_kv_reserved_up_front_and_used_as_tokens_arrive(llama):
-    llm = LLM(llama, engine="static", max_batch_size=len(PROMPTS))
-    llm.generate(PROMPTS, GREEDY)
-    prompt_lens = [len(p) for p in PROMPTS]
-    reserved = len(PROMPTS) * (max(prompt_lens) + max(MAX_TOKENS))
-    assert [s.kv_reserved for s in llm.last_run.steps] == [reserved] * max(MAX_TOKENS)
-    # Step s (0 = prefill) holds each prompt plus the s tokens fed back so far.
-    used = [sum(p + min(s, n) for p, n in zip(prompt_lens, MAX_TOKENS)) for s in range(max(MAX_TOKENS))]
-    assert [s.kv_used for s in llm.last_run.steps] == used
-    assert llm.last_run.kv_utilization == pytest.approx(sum(used) / (reserved * len(used)))
-
-
-def test_single_runs_one_useful_row_per_step(llama):
-    llm = LLM(llama, engine="single")
-    llm.generate(PROMPTS, GREEDY)
-    run = llm.last_run
-    assert run.num_steps == sum(MAX_TOKENS) and run.occupancy == 1.0
-    assert [s.kind for s in run.steps].count("prefill") == len(PROMPTS)
-    assert run.kv_peak_reserved == max(len(p) + n for p, n in zip(PROMPTS, MAX_TOKENS))
-    assert run.output_tokens == sum(MAX_TOKENS)
-    assert run.prompt_tokens == sum(len(p) for p in PROMPTS)
-    assert run.output_throughput == pytest.approx(run.output_tokens / run.wall_time)
 
 
 def test_summary_and_table_carry_every_engine(llama):

@@ -71,22 +71,6 @@ def test_stream_yields_one_delta_per_token(llama, name):
     assert deltas[-1].finished and other.output_token_ids        # the other advanced too
 
 
-def test_a_finished_request_frees_its_slot_for_the_next_step(llama):
-    """max_num_seqs=2: the 1-token request finishes at its prefill step; the
-    waiting request is admitted in the very next step."""
-    engine = LLMEngine(llama, engine="continuous", max_num_seqs=2)
-    short = engine.add_request([9], params(1))
-    long = engine.add_request([5, 6, 7], params(6))
-    waiting = engine.add_request([4, 4], params(2))
-    first = engine.step()
-    assert {o.request_id for o in first} == {short, long}
-    assert [o.finished for o in first if o.request_id == short] == [True]
-    assert engine.stage.kv.holes and waiting in engine.stage.unfinished
-    second = engine.step()
-    assert {o.request_id for o in second} == {long, waiting}      # admitted at once
-    assert engine.stage.steps[1].kind == "mixed"
-
-
 def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
     engine = LLMEngine(llama, engine="continuous", max_num_seqs=1)
     first = engine.add_request([5, 6, 7], params(50))
@@ -102,14 +86,6 @@ def test_abort_frees_the_slot_at_once_and_is_idempotent(llama):
     outputs, _ = run_all(engine)
     assert len(outputs[second]) == 3
     assert engine.stage.kv.holes == [range(engine.stage.kv.capacity)] and not engine.has_unfinished_requests()
-
-
-def test_abort_a_waiting_request(llama):
-    engine = LLMEngine(llama, engine="dynamic", max_batch_size=4, max_wait_ms=10_000)
-    rid = engine.add_request([5, 6], params(3))
-    assert engine.step() == []                                   # the batch window is open
-    engine.abort(rid)
-    assert not engine.has_unfinished_requests() and not engine.stage.waiting
 
 
 @pytest.mark.parametrize("name", list(ONLINE_ENGINES))

@@ -1,5 +1,6 @@
-"""The scheduler and slot bookkeeping of stage 4, driven through the real
-ContinuousEngine with a fast fake model, on random workloads (hypothesis)."""
+"""Stage 4: continuous batching. The scheduler and slot bookkeeping, driven through
+the real ContinuousEngine with a fast fake model, on random workloads (hypothesis);
+and a finished request's slot, given to a waiting one in the very next step."""
 from collections import Counter
 from types import SimpleNamespace
 
@@ -8,12 +9,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicb import LLM
+from minicb import LLM, LLMEngine
 from minicb.config import KV_RESERVATIONS, EngineConfig
 from minicb.executors import Executor
 from minicb.request import Request
 from minicb.sampling_params import SamplingParams
 from minicb.stages.continuous import ContinuousEngine, SlotManager
+
+from ..engine.test_online import params
 
 VOCAB, EOS, MAX_MODEL_LEN = 11, 1, 64
 
@@ -200,3 +203,19 @@ def test_a_request_whose_slot_cannot_fit_is_refused_and_the_rest_are_served(llam
     expected = probe.generate([[5, 6, 7], [3] * 20, [8]], good)
     assert [o.output_token_ids for o in outputs] == [o.output_token_ids for o in expected]
     assert llm.llm_engine.stage.kv.holes == [range(24)]
+
+
+def test_a_finished_request_frees_its_slot_for_the_next_step(llama):
+    """max_num_seqs=2: the 1-token request finishes at its prefill step; the
+    waiting request is admitted in the very next step."""
+    engine = LLMEngine(llama, engine="continuous", max_num_seqs=2)
+    short = engine.add_request([9], params(1))
+    long = engine.add_request([5, 6, 7], params(6))
+    waiting = engine.add_request([4, 4], params(2))
+    first = engine.step()
+    assert {o.request_id for o in first} == {short, long}
+    assert [o.finished for o in first if o.request_id == short] == [True]
+    assert engine.stage.kv.holes and waiting in engine.stage.unfinished
+    second = engine.step()
+    assert {o.request_id for o in second} == {long, waiting}      # admitted at once
+    assert engine.stage.steps[1].kind == "mixed"

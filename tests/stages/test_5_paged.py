@@ -278,16 +278,6 @@ def test_chunked_prefill_runs_prompts_in_chunks_beside_decodes(llama, hf_greedy)
     assert any(s.kind == "mixed" for s in steps)                   # chunks rode along with decodes
 
 
-def test_prefix_caching_shares_blocks_and_keeps_the_output(llama):
-    shared = list(range(3, 40))                                     # 37 tokens: 9 full blocks of 4
-    prompts = [shared + [50, 51], shared + [60], shared[:20], shared + [50, 51]]   # the last: fully cached
-    params = [SamplingParams(max_tokens=4, ignore_eos=True)] * len(prompts)
-    expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
-    outputs, llm = paged_run(llama, prompts, params, block_size=4, enable_prefix_caching=True, max_num_seqs=1)
-    assert outputs == expected
-    assert llm.stage.kv.prefix_hits >= 9 + 4 + 9                   # blocks reused by requests 2, 3 and 4
-
-
 def test_paged_agrees_with_continuous(llama):
     from minicb.tools.bench.workload import synthetic_workload
 

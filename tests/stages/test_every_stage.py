@@ -47,85 +47,9 @@ def test_engines_agree(llama, options):
     assert [o.output_token_ids for o in other] == [o.output_token_ids for o in single]
 
 
-def test_bucket_by_length_groups_similar_lengths_and_keeps_prompt_order(llama):
-    llm = LLM(llama, engine="static", max_batch_size=2, bucket_by_length=True)
-    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in [9, 1, 8, 2]]
-    outputs = llm.generate([[1, 2], [3], [4, 5, 6], [7]], params)
-    assert [len(o.output_token_ids) for o in outputs] == [9, 1, 8, 2]
-    prefills = [s for s in llm.last_run.steps if s.kind == "prefill"]
-    by_id = {o.request_id: len(o.output_token_ids) for o in outputs}
-    assert [sorted(by_id[r] for r in s.rows) for s in prefills] == [[1, 2], [8, 9]]
-
-
-def test_string_prompts_and_text(llama):
-    llm = LLM(llama, engine="static")
-    [out] = llm.generate("Hello, batching!", SamplingParams(max_tokens=4, ignore_eos=True))
-    assert out.prompt == "Hello, batching!"
-    assert out.prompt_token_ids == llm.tokenizer.encode("Hello, batching!")
-    assert out.text == llm.tokenizer.decode(out.output_token_ids, skip_special_tokens=True)
-    assert len(out.output_token_ids) == 4
-
-
-def test_request_metrics_are_ordered(llama):
-    outputs = LLM(llama, engine="static", max_batch_size=2).generate(PROMPTS, GREEDY)
-    for o in outputs:
-        m = o.metrics
-        assert m.arrival_time <= m.first_scheduled_time <= m.first_token_time <= m.finish_time
-        assert m.num_prompt_tokens == len(o.prompt_token_ids)
-        assert m.num_output_tokens == len(o.output_token_ids)
-        assert m.ttft >= 0 and m.tpot >= 0 and m.latency >= m.ttft
-
-
 @pytest.mark.parametrize("engine", list(STAGES))
 def test_the_step_log_counts_the_tokens_each_step_fed(llama, engine):
     # A request's token list grows as tokens are handed out: a step must count what it fed.
     llm = LLM(llama, engine=engine)
     llm.generate([list(range(3, 40))], SamplingParams(max_tokens=4, ignore_eos=True))
     assert [(s.kind, s.num_tokens) for s in llm.last_run.steps] == [("prefill", 37)] + [("decode", 1)] * 3
-
-
-def test_llm_generate_is_a_loop_over_the_online_engine_s_step(llama, monkeypatch):
-    """One way into a stage: LLM.generate steps LLMEngine, never the stage itself."""
-    llm = LLM(llama, engine="continuous", max_num_seqs=2)
-    steps = []
-    step = type(llm.llm_engine).step
-    monkeypatch.setattr(type(llm.llm_engine), "step", lambda engine: steps.append(1) or step(engine))
-    outputs = llm.generate(PROMPTS[:3], SamplingParams(max_tokens=3, ignore_eos=True))
-    assert [len(o.output_token_ids) for o in outputs] == [3, 3, 3]
-    assert len(steps) == len(llm.last_run.steps) and not llm.llm_engine.requests
-
-
-@pytest.mark.parametrize("kind", ["model", "simulated"])
-def test_every_executor_keeps_the_contract_and_the_stage_sees_only_it(llama, kind):
-    """The executor a stage holds answers the contract's members and nothing else
-    (an executor's extras, such as the plain one's model, are out of its reach)."""
-    from minicb.executor_contract import MEMBERS, StepExecutor
-    from minicb.executors import GraphExecutor, ParallelExecutor
-
-    model = llama if kind == "model" else "llama-3.2-1b"
-    llm = LLM(model, engine="paged", executor=kind, max_num_seqs=2)
-    assert isinstance(llm.executor, StepExecutor) and isinstance(llm.stage.executor, StepExecutor)
-    assert not hasattr(llm.stage.executor, "model") and not hasattr(llm.stage.executor, "graph_tokens")
-    methods = [m for m in MEMBERS if callable(getattr(StepExecutor, m, None))]
-    for cls in (GraphExecutor, ParallelExecutor, type(llm.executor)):      # every method, on every kind
-        assert [m for m in methods if not callable(getattr(cls, m, None))] == [], cls
-
-
-def test_building_an_engine_reads_its_checkpoint_s_config_once_and_changes_none_of_its_options(llama, monkeypatch):
-    """The engine reads config.json once and hands it on; the executor factory leaves
-    the engine's options as given (the simulated GPU's KV budget is asked of it)."""
-    import minicb.checkpoint as checkpoint
-    import minicb.executors as executors
-    import minicb.llm as llm_module
-
-    reads = []
-    read = checkpoint.read_config
-    for module in (llm_module, executors, checkpoint):        # wherever it is called from
-        monkeypatch.setattr(module, "read_config", lambda path: reads.append(path) or read(path))
-    LLM(llama, engine="paged", max_num_seqs=2)
-    assert len(reads) == 1, reads
-    simulated = LLM("llama-3.2-1b", engine="paged", executor="simulated")
-    assert simulated.config.kv_cache_memory_bytes is None
-    budget = simulated.executor.kv_memory(simulated.config.gpu_memory_utilization)
-    bytes_per_block = simulated.config.block_size * simulated.executor.config.kv_bytes_per_token(2)
-    assert simulated.stage.num_blocks == budget // bytes_per_block

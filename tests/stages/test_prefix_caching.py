@@ -1,4 +1,5 @@
-"""A prompt cannot reach another prompt's K/V through the prefix cache: a hash
+"""Prefix caching: prompts that share a prefix share its blocks and keep their
+output. A prompt cannot reach another prompt's K/V through the prefix cache: a hash
 may find a cached block, the tokens decide (the design's correctness rule 5)."""
 import pytest
 
@@ -6,6 +7,8 @@ from minicb import LLM, SamplingParams
 from minicb.request import Request
 from minicb.stages import prefix_caching
 from minicb.stages.prefix_caching import PrefixCachingBlockManager
+
+from .test_5_paged import paged_run
 
 # Two different blocks of 16 token ids below 128,256 (Llama 3's vocabulary) whose
 # Python hash() values are equal, as tuples and as (parent, tokens) pairs. Found
@@ -97,3 +100,13 @@ def test_the_tokens_decide_even_under_a_weak_hash(llama, monkeypatch, weak_hash)
     assert outputs == expected
     # Only the last prompt repeats a cached prefix; under one hash for all, only the first block is kept.
     assert llm.stage.kv.prefix_hits == (1 if weak_hash(None, (1,)) == b"" else 2)
+
+
+def test_prefix_caching_shares_blocks_and_keeps_the_output(llama):
+    shared = list(range(3, 40))                                     # 37 tokens: 9 full blocks of 4
+    prompts = [shared + [50, 51], shared + [60], shared[:20], shared + [50, 51]]   # the last: fully cached
+    params = [SamplingParams(max_tokens=4, ignore_eos=True)] * len(prompts)
+    expected = [o.output_token_ids for o in LLM(llama, engine="single").generate(prompts, params)]
+    outputs, llm = paged_run(llama, prompts, params, block_size=4, enable_prefix_caching=True, max_num_seqs=1)
+    assert outputs == expected
+    assert llm.stage.kv.prefix_hits >= 9 + 4 + 9                   # blocks reused by requests 2, 3 and 4

@@ -36,7 +36,9 @@ class Part:
 # The GPU's own checks: kernels (fused ones too) against the reference in fp16 and bf16, every engine
 # against transformers, CUDA graphs, async scheduling, and the server briefly.
 GPU_TESTS = ["tests/kernels/test_kernels.py", "tests/kernels/test_fused_kernels.py", "tests/stages/test_5_paged.py",
-             "tests/stages/test_every_stage.py",
+             "tests/stages/test_prefix_caching.py::test_prefix_caching_shares_blocks_and_keeps_the_output",
+             "tests/stages/test_every_stage.py", "tests/engine/test_llm.py",
+             "tests/stages/test_2_static.py::test_bucket_by_length_groups_similar_lengths_and_keeps_prompt_order",
              "tests/executors/test_cuda_graphs.py", "tests/stages/test_async.py", "tests/engine/test_sampling.py",
              "tests/server/test_server.py::test_completions_whole_and_streamed_are_llm_generate",
              "tests/server/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
