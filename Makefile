@@ -8,7 +8,7 @@
 #               run rehearsed on this CPU, which make test leaves out)
 #   make lab    the notebooks in JupyterLab
 #   make mutants   each exercise's check against wrong versions of the engine's answer (its
-#                  mutants): what share it kills, and which survive, into tests/mutants.json
+#                  mutants): what share it kills, and which survive, into tests/course/mutants.json
 #   make book   build the book into book/ (make serve-book: live reload)
 #   make figures-cpu   run every notebook on this CPU, its outputs saved in place, and keep that one
 #                      run's figures: figures/cpu/, figures/simulated/ (the cost model's predictions)
@@ -26,12 +26,12 @@ PY := $(VENV)/bin/python
 # torch is installed only if the venv lacks it, so a CUDA build you put there stays.
 # On a machine without a GPU, pin a CPU build here (e.g. torch==2.13.0 where that is one).
 TORCH_SPEC ?= torch==2.13.0
-# The compile check (tests/test_compile.py) runs with the Triton pip chose and again with
+# The compile check (tests/kernels/test_compile.py) runs with the Triton pip chose and again with
 # this one, the Triton current GPU images ship. It goes into a folder of its own inside
 # the venv, which only that test puts on the path.
 EXTRA_TRITON ?= 3.6.0
 EXTRA_TRITON_DIR := $(VENV)/triton-$(EXTRA_TRITON)
-# The peers' tests (tests/test_peers.py) run again under the oldest transformers minicb
+# The peers' tests (tests/bench/test_peers.py) run again under the oldest transformers minicb
 # allows, which GPU images ship, put on the path from a folder of its own in the venv with
 # the huggingface_hub and httpx it needs (newer ones are in the venv).
 OLDEST_TRANSFORMERS ?= 5.17.0
@@ -86,7 +86,7 @@ test: $(VENV)/.installed-dev $(EXTRA_TRITON_DIR)/.installed $(OLDEST_TRANSFORMER
 	$(PY) -m workshop.report.timed $(TEST_TIMES) notebooks -- \
 	  $(PY) -m pytest --nbval-lax -n $(TEST_WORKERS) --dist loadfile $(NOTEBOOKS_LONGEST_FIRST)
 
-# The book's browser test (tests/test_book_in_browser.py) opens the built book in Debian's
+# The book's browser test (tests/repository/test_book_in_browser.py) opens the built book in Debian's
 # Chromium through chromedriver. Installed here when missing; where it cannot be (no root,
 # no Debian), the test skips and says why.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
@@ -134,7 +134,7 @@ CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(
 # claims about time, into figures/cpu/; the predicted figures, into figures/simulated/;
 # `make demo`'s output and its sidecar; then every number the book and the README quote
 # from them rendered again (workshop.book.numbers). Each notebook prints its run's id and
-# commit, and each sidecar records them: tests/test_numbers.py holds them together.
+# commit, and each sidecar records them: tests/repository/test_numbers.py holds them together.
 ONE_RUN := scratch/figures-cpu
 figures-cpu: $(VENV)/.installed-dev
 	rm -rf $(ONE_RUN)

@@ -12,7 +12,7 @@ pool; one large call pays once. Decodes (one query each) and prefill chunks
 go in separate calls, so that one long prompt does not pad every decode in
 the step to its length.
 
-``tests/test_kernels.py`` checks every function against the reference.
+``tests/kernels/test_kernels.py`` checks every function against the reference.
 """
 import torch
 import torch.nn.functional as F

@@ -13,5 +13,5 @@ engine). The notebooks and ``make`` use it from the repository's root.
   and every launch compiled for the GPUs this machine lacks (``compile_check``);
 - ``mutants``: mutation testing of the course's checks (``make mutants``).
 
-Nothing in ``minicb/`` imports it (tests/test_house.py).
+Nothing in ``minicb/`` imports it (tests/repository/test_house.py).
 """

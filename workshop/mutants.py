@@ -33,7 +33,7 @@ from minicb.tools.course.student import engine_function
 from minicb.tools.course.exercises import EXERCISES, in_order
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORT = ROOT / "tests" / "mutants.json"          # what the last full run found
+REPORT = ROOT / "tests" / "course" / "mutants.json"   # what the last full run found
 SCRATCH = ROOT / "scratch" / "mutants"
 FLIPPED = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
            ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,

@@ -2,7 +2,7 @@
 
 Nothing in the engine (``minicb/``, its stages and its executors) imports a
 tool; each tool drives the engine through ``LLM`` or ``LLMEngine``. A room
-imports only from the rooms listed before it (tests/test_house.py):
+imports only from the rooms listed before it (tests/repository/test_house.py):
 
 - ``serve``: ``minicb serve``, an OpenAI-compatible HTTP server, and the engine
   options as command-line flags (``options``);

@@ -17,7 +17,7 @@ its sidecar (``make numbers``); ``check`` says where a number differs from its
 source, which a test runs.
 
 A number that is not measured is read where it is set: the engine's code
-(``code/config``), a test file (``tests/test_paged``), a notebook's code
+(``code/config``), a test file (``tests/stages/test_5_paged``), a notebook's code
 (``notebooks/11_simulated``), or a worked example the text sets once
 (``<!--example NAME: ...-->``, read by ``example/NAME``). A figure published elsewhere
 says where, as a label of the references chapter
@@ -61,7 +61,7 @@ def sidecar(name: str) -> dict:
     a GPU run (minicb/profiles/NAME.json, which names that run's commit); code/MODULE
     is an input read where the engine keeps it, minicb.MODULE's names (code/config:
     EngineConfig.block_size is the default block size); tests/MODULE is what a test
-    file sets at its top (tests/test_paged: BLOCK_SIZES, the sizes it checks);
+    file sets at its top (tests/stages/test_5_paged: BLOCK_SIZES, the sizes it checks);
     notebooks/NAME is what a notebook's code sets to a literal (notebook_settings)."""
     if name.startswith("tests/") and name not in SIDECARS:
         SIDECARS[name] = module_names(project_root() / f"{name}.py")
@@ -90,12 +90,13 @@ SIDECARS: dict[str, dict] = {}
 
 
 def module_names(path: Path) -> dict:
-    """The public names a test file sets, imported as the tests package's module."""
+    """The public names a test file sets, imported as the tests package's module
+    (tests/stages/test_5_paged is tests.stages.test_5_paged)."""
     if not path.exists():
         raise ValueError(f"no file {path.relative_to(project_root())}")
     if str(project_root()) not in sys.path:
         sys.path.insert(0, str(project_root()))
-    module = importlib.import_module(f"tests.{path.stem}")
+    module = importlib.import_module(".".join(path.relative_to(project_root()).with_suffix("").parts))
     return {k: v for k, v in vars(module).items() if not k.startswith("_")}
 
 
@@ -169,7 +170,7 @@ def static_row_steps(workload: dict, batch_size: int, bucketed: bool = False) ->
 
 def replayed(model: dict, workload: dict, options: dict, engine: str) -> dict:
     """A stage's run of a sidecar's preset workload, replayed on the simulated
-    executor, which takes the real engine's steps (tests/test_simulated.py): its
+    executor, which takes the real engine's steps (tests/executors/test_simulated.py): its
     counts (steps, occupancy, ...) are the run's, whatever machine ran it. Times
     are not: they are a prediction, and no marker quotes them from here."""
     key = json.dumps([model, workload, options, engine], sort_keys=True, default=str)

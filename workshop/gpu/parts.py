@@ -35,10 +35,13 @@ class Part:
 
 # The GPU's own checks: kernels (fused ones too) against the reference in fp16 and bf16, every engine
 # against transformers, CUDA graphs, async scheduling, and the server briefly.
-GPU_TESTS = ["tests/test_kernels.py", "tests/test_fused_kernels.py", "tests/test_paged.py",
-             "tests/test_engines.py", "tests/test_cuda_graphs.py", "tests/test_overlap.py", "tests/test_sampling.py",
-             "tests/test_server.py::test_completions_whole_and_streamed_are_llm_generate",
-             "tests/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
+GPU_TESTS = ["tests/kernels/test_kernels.py", "tests/kernels/test_fused_kernels.py", "tests/stages/test_5_paged.py",
+             "tests/stages/test_prefix_caching.py::test_prefix_caching_shares_blocks_and_keeps_the_output",
+             "tests/stages/test_every_stage.py", "tests/engine/test_llm.py",
+             "tests/stages/test_2_static.py::test_bucket_by_length_groups_similar_lengths_and_keeps_prompt_order",
+             "tests/executors/test_cuda_graphs.py", "tests/stages/test_async.py", "tests/engine/test_sampling.py",
+             "tests/server/test_server.py::test_completions_whole_and_streamed_are_llm_generate",
+             "tests/server/test_server.py::test_dropped_streams_free_their_requests_and_the_rest_complete"]
 
 # Notebooks a GPU run leaves out: they run no model, so they draw the same on any
 # machine (the simulated executor's predictions, made with `make figures-cpu`).
@@ -82,19 +85,19 @@ H100_RATES = dict(copy_gb_s=3000, matmul_tflops=798)
 # Lines that run only on a GPU: a CPU never reaches them, not even in the rehearsal.
 # Each file holding one names what reaches it on a GPU: a test of part 1 (which, run
 # under coverage there, reports any such line it missed), or a part whose notebooks
-# run it at full scale. tests/test_gpu_run.py fails when a file gains such a line
+# run it at full scale. tests/repository/test_gpu_run.py fails when a file gains such a line
 # and is not listed here.
 CUDA_ONLY = re.compile(r'startswith\("cuda"\)|torch\.cuda\.is_available\(\)|\.is_cuda\b|== "cuda"|!= "cuda"')
 REACHED_ON_A_GPU = {
-    "minicb/config.py": "tests/test_engines.py",
-    "minicb/llm.py": "tests/test_engines.py",
-    "minicb/attention.py": "tests/test_kernels.py",
-    "minicb/observer.py": "tests/test_engines.py",
-    "minicb/sampling.py": "tests/test_engines.py",
-    "minicb/gpu_memory.py": "tests/test_paged.py",
-    "minicb/stages/overlap.py": "tests/test_overlap.py",
-    "kernels/__init__.py": "tests/test_kernels.py",
-    "kernels/online_softmax.py": "tests/test_kernels.py",
+    "minicb/config.py": "tests/stages/test_every_stage.py",
+    "minicb/llm.py": "tests/stages/test_every_stage.py",
+    "minicb/attention.py": "tests/kernels/test_kernels.py",
+    "minicb/observer.py": "tests/stages/test_every_stage.py",
+    "minicb/sampling.py": "tests/stages/test_every_stage.py",
+    "minicb/gpu_memory.py": "tests/stages/test_5_paged.py",
+    "minicb/stages/overlap.py": "tests/stages/test_async.py",
+    "kernels/__init__.py": "tests/kernels/test_kernels.py",
+    "kernels/online_softmax.py": "tests/kernels/test_kernels.py",
     "minicb/executors/parallel.py": "two GPUs: tensor parallelism's NCCL path (a lent machine has one)",
     "minicb/tools/bench/offline.py": "part benchmarks",
     "minicb/tools/bench/peers.py": "part benchmarks",
