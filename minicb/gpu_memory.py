@@ -75,30 +75,45 @@ def free_bytes(device: torch.device) -> int:
 
 
 # ANCHOR: kv_cache_bytes
-def kv_cache_bytes(device, utilization: float, weights: int | None, profile_step) -> int:
+class StepPeak:
+    """What one step takes at its peak, measured around it: ``with
+    StepPeak(device) as step:`` run the step, then read ``step.bytes``. Entering
+    also reads what the GPU held before (``others``: all that is neither free
+    nor this process's cache)."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        CUDA.release(self.device)
+        total, free = CUDA.total_and_free(self.device)
+        self.before = CUDA.allocated(self.device)
+        self.others = total - free - CUDA.reserved(self.device)
+        CUDA.reset_peak(self.device)
+        return self
+
+    def __exit__(self, *error):
+        self.bytes = CUDA.peak(self.device) - self.before
+
+
+def kv_cache_bytes(device, utilization: float, weights: int | None, step: StepPeak) -> int:
     """Bytes for the KV cache: ``utilization`` of the GPU, less this engine's
-    ``weights`` and the peak of ``profile_step()`` (one step at its largest).
-    ``weights`` None: the model lives in tensor-parallel workers, and what other
-    processes hold on this GPU counts as its. Raises ValueError, naming the
-    numbers and the knobs, when that leaves nothing or more than is free."""
-    CUDA.release(device)
-    total, free = CUDA.total_and_free(device)
-    before = CUDA.allocated(device)
+    ``weights`` and its profiled ``step``'s peak. ``weights`` None: the model
+    lives in tensor-parallel workers, and what other processes held on this GPU
+    counts as its. Raises ValueError, naming the numbers and the knobs, when
+    that leaves nothing or more than is free."""
     if weights is None:
-        weights = total - free - CUDA.reserved(device)
-    CUDA.reset_peak(device)
-    profile_step()
-    step_peak = CUDA.peak(device) - before
+        weights = step.others
     total, free = CUDA.total_and_free(device)
     free += CUDA.reserved(device) - CUDA.allocated(device)      # cached here, free to reuse
-    asked = int(total * utilization) - weights - step_peak
+    asked = int(total * utilization) - weights - step.bytes
     if 0 < asked <= free:
         return asked
-    others_here = max(0, before - weights)
+    others_here = max(0, step.before - weights)
     raise ValueError(
         f"no room for the KV cache: gpu_memory_utilization {utilization} of this GPU's "
         f"{gib(total)} is {gib(total * utilization)}; this engine's weights ({gib(weights)}) "
-        f"and one step's peak ({gib(step_peak)}) leave {gib(asked)} for its KV cache, and "
+        f"and one step's peak ({gib(step.bytes)}) leave {gib(asked)} for its KV cache, and "
         f"{gib(free)} is free ({gib(others_here)} held by other tensors of this process, "
         f"{gib(total - free - CUDA.allocated(device))} by other processes and CUDA). Lower "
         f"gpu_memory_utilization, or size the cache yourself (kv_cache_memory_bytes or "

@@ -211,8 +211,10 @@ class PagedEngine(IterationEngine):
         """What gpu_memory_utilization leaves the KV cache once this engine's
         weights and one profiled step at its peak are counted (minicb.gpu_memory)."""
         weights = self.executor.weight_bytes()       # None: in tensor-parallel workers
-        return gpu_memory.kv_cache_bytes(self.device, self.config.gpu_memory_utilization, weights,
-                                         self.profile_step if weights is not None else lambda: None)
+        with gpu_memory.StepPeak(self.device) as step:
+            if weights is not None:
+                self.profile_step()
+        return gpu_memory.kv_cache_bytes(self.device, self.config.gpu_memory_utilization, weights, step)
 
     def profile_step(self):
         """The most memory a step takes beside the KV cache: the largest prefill

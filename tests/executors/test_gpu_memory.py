@@ -85,6 +85,24 @@ def test_the_cache_gets_the_share_less_the_engine_s_own_weights(llama, fake_gpu,
     assert 0.5 * gpu.total - 2 * weights < kv_bytes(engine) <= 0.5 * gpu.total - weights
 
 
+def test_the_profiled_step_s_peak_is_left_out_of_the_cache(llama, fake_gpu, weights, monkeypatch):
+    """A profiled step that holds ten weights' worth of memory at its peak leaves the
+    cache that much smaller (planted: a peak read as 0 fails)."""
+    from minicb.stages.paged import PagedEngine
+
+    gpu = fake_gpu(100)
+    plain = kv_bytes(paged(llama, 0.5))
+    profile = PagedEngine.profile_step
+
+    def heavier(self):
+        held = torch.empty(10 * weights, dtype=torch.uint8)       # alive during the step
+        profile(self)
+        gpu.highest = max(gpu.highest, gpu.allocated("cuda"))     # the peak CUDA would count
+        del held
+    monkeypatch.setattr(PagedEngine, "profile_step", heavier)
+    assert plain - kv_bytes(paged(llama, 0.5)) == pytest.approx(10 * weights, rel=0.05)
+
+
 def test_two_engines_share_a_gpu_and_a_third_is_told_why_it_does_not_fit(llama, fake_gpu, weights):
     gpu = fake_gpu(100)
     first, second = paged(llama, 0.45), paged(llama, 0.45)     # the second does not count the first's
