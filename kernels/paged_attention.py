@@ -12,6 +12,8 @@ few sequences there are few programs, each walking a long context alone. The
 split path cuts each context into ``num_splits`` ranges, runs one program per
 range, and combines the partial results by their log-sum-exp.
 """
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -271,6 +273,12 @@ def paged_attention_tiles(q, k_cache, v_cache, cu_seqlens_q, seq_lens, block_tab
     )
     return out
 # ANCHOR_END: tiles_wrapper
+
+
+def tiles_of_one_step():
+    """paged_attention_tiles with a tile list of its own, for one step: its first
+    layer makes the list, every other layer reads it (minicb/attention.py)."""
+    return functools.partial(paged_attention_tiles, tiles={})
 
 
 # ANCHOR: split_kv

@@ -33,15 +33,14 @@ def attention_ops(backend: str) -> SimpleNamespace:
         # Loaded only when asked for: the kernels load Triton (and set whether it
         # interprets them, minicb/kernels/__init__.py).
         from .kernels import contiguous_attention, kv_write, padded_attention, paged_attention, ragged_attention
-        # Triton's alone: stage 5 over a fixed grid of listed query tiles, for a
-        # step padded to a fixed size (chapter 8); its tile list is one step's
-        tiled = paged_attention.paged_attention_tiles
         return SimpleNamespace(contiguous_attention=contiguous_attention.contiguous_attention,
                                padded_attention=padded_attention.padded_attention,
                                ragged_attention=ragged_attention.ragged_attention,
                                paged_attention=paged_attention.paged_attention,
                                store_kv_cache=kv_write.store_kv_cache,
-                               fixed_grid={"paged_attention": lambda: functools.partial(tiled, tiles={})})
+                               # Triton's alone: stage 5 over a fixed grid of listed query
+                               # tiles, for a step padded to a fixed size (chapter 8)
+                               fixed_grid={"paged_attention": paged_attention.tiles_of_one_step})
     else:
         raise ValueError(f"unknown attention backend {backend!r}")
     return SimpleNamespace(**{name: getattr(module, name) for name in KERNEL_NAMES}, fixed_grid={})
