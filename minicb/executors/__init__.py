@@ -29,7 +29,9 @@ def make_executor(path: str, config, model_config=None, *, max_sequences: int
     sequences the stage's steps hold. It reads config and changes nothing in it."""
     if config.executor == "simulated":
         graph_tokens = max(prompt_buckets(config), default=0)
-        return noted(SimulatedExecutor(path, config.hardware, graph_tokens), config)
+        spec = config.speculative_config                  # stage 6's verify steps replay too
+        queries = spec["num_speculative_tokens"] + 1 if spec else 1
+        return noted(SimulatedExecutor(path, config.hardware, graph_tokens, queries), config)
     model_config = model_config or read_config(path)
     if config.tensor_parallel_size > 1:
         executor = ParallelExecutor(path, config, model_config)

@@ -14,6 +14,9 @@ there is one graph per shape:
 - a decode step (one query a sequence) to a bucket of sequences (1, 2, 4, 8,
   then multiples of 16, up to the most sequences a step holds: one in stage 1,
   ``max_batch_size`` in stages 2-3, ``max_num_seqs`` in 4-5);
+- with speculative decoding (stage 6), a verify step (each sequence's last
+  token and its drafts, at most k + 1 queries) to the same buckets of
+  sequences, with k + 1 token rows for each;
 - with ``prompt_graphs=True`` (stage 5), a step that carries prompt tokens to
   a bucket of tokens (64, 128, ... 2,048) and every sequence row, its attention
   over a fixed grid (the kernels' ``fixed_grid`` variants, whose extra
@@ -95,6 +98,9 @@ class GraphExecutor(Executor):
         self.capture = capture
         self.buckets = bucket_sizes(max_sequences)
         self.prompt_buckets = prompt_buckets(config)     # stage 5 with prompt_graphs
+        # stage 6: a verify step's most queries a sequence, k drafts and the last token
+        spec = config.speculative_config
+        self.verify_queries = spec["num_speculative_tokens"] + 1 if spec else None
         self.device = model.embed_tokens.weight.device
         self.max_model_len = config.max_model_len
         self.buffers = {}               # made at the first padded step
@@ -140,19 +146,22 @@ class GraphExecutor(Executor):
         return self.model.compute_logits(hidden[:step.tokens][sample_rows])
 
     def padded_shape(self, step) -> Shape | None:
-        """A decode step's: the bucket of its sequences. A step that carries
-        prompt tokens: the bucket of its tokens, with every sequence row; None
-        where there is none (prompt_graphs off, or a step larger than them)."""
-        if step.max_query_len == 1:
+        """A decode step's: the bucket of its sequences. A verify step's: that
+        bucket, k + 1 token rows a sequence. A step that carries prompt tokens:
+        the bucket of its tokens, with every sequence row; None where there is
+        none (prompt_graphs off, or a step larger than them)."""
+        if step.max_query_len == 1 or step.max_query_len <= (self.verify_queries or 0):
+            queries = 1 if step.max_query_len == 1 else self.verify_queries
             bucket = next(b for b in self.buckets if b >= step.sequences)
-            return Shape(bucket, bucket, 1)
+            return Shape(bucket * queries, bucket, queries)
         bucket = next((b for b in self.prompt_buckets if b >= step.tokens), None)
         return None if bucket is None else Shape(bucket, self.buckets[-1], bucket)
 
     def shapes_like(self, shape) -> list[Shape]:
         """Every shape of the same kind as this one, largest first."""
-        if shape.max_query_len == 1:
-            return [Shape(b, b, 1) for b in reversed(self.buckets)]
+        if shape.max_query_len in (1, self.verify_queries):
+            queries = shape.max_query_len
+            return [Shape(b * queries, b, queries) for b in reversed(self.buckets)]
         return [Shape(b, self.buckets[-1], b) for b in reversed(self.prompt_buckets)]
 
     def fill(self, shape, step):
@@ -187,8 +196,8 @@ class GraphExecutor(Executor):
         max_model_len request needs. A batch's cache is the buffer above."""
         if self.buffers:
             return self.buffers
-        tokens = max([self.buckets[-1], *self.prompt_buckets])
         sequences = self.buckets[-1]
+        tokens = max([sequences * (self.verify_queries or 1), *self.prompt_buckets])
         self.buffers = {name: torch.zeros(tokens, dtype=torch.long, device=self.device)
                         for name in ("input_ids", "positions")}
         for kind, declared in fields_by_rows(attn).items():

@@ -17,6 +17,7 @@ import dataclasses
 
 import torch
 
+from ..attention import fields_by_rows
 from ..costmodel import HARDWARE, MODEL_SHAPES, Hardware, kv_budget, step_seconds
 from ..model import ModelConfig
 
@@ -43,7 +44,7 @@ class SimulatedExecutor:
     """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
     or a Hardware profile (workshop.measure.calibrate measures this machine's)."""
 
-    def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0):
+    def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0, replayed_queries=1):
         if shape not in MODEL_SHAPES:
             raise ValueError(f"model {shape!r}: the simulated executor knows "
                              f"the shapes {sorted(MODEL_SHAPES)}")
@@ -56,6 +57,9 @@ class SimulatedExecutor:
         # prompt_graphs: a step that carries a prompt, of up to graph_tokens tokens
         # (GraphExecutor's largest token bucket), replays a graph and costs no launches
         self.graph_tokens = graph_tokens
+        # a step whose sequences each bring at most this many queries replays a graph
+        # too: 1, a decode step; with speculative decoding k + 1, a verify step
+        self.replayed_queries = replayed_queries
         self.replayed = dataclasses.replace(hardware, prompt_step_overhead=0.0)
         self.dtype = getattr(torch, self.hardware.dtype)
         self.config = model_config(self.shape)
@@ -63,8 +67,9 @@ class SimulatedExecutor:
 
     def execute(self, input_ids, positions, attn, sample_rows):
         sample_rows = torch.as_tensor(sample_rows).tolist()
-        sequences = split_sequences(positions.tolist(), sample_rows)
-        replayed = positions.numel() <= self.graph_tokens
+        sequences = step_sequences(positions.tolist(), sample_rows, attn)
+        replayed = (positions.numel() <= self.graph_tokens
+                    or max(n for n, _ in sequences) <= self.replayed_queries)
         profile = self.replayed if replayed else self.hardware
         self.clock.sleep(step_seconds(profile, self.shape, self.dtype.itemsize,
                                         sequences, len(sample_rows)))
@@ -93,6 +98,17 @@ class SimulatedExecutor:
     def close(self):
         """Nothing runs anywhere."""
 # ANCHOR_END: simulated_executor
+
+
+def step_sequences(positions: list[int], sample_rows: list[int], attn) -> list[tuple[int, int]]:
+    """(new tokens, context after them) of each sequence of a step: cut where its
+    metadata's boundaries say (stages 4-6, where a verify step samples every row
+    of a sequence), else where the positions do (split_sequences)."""
+    boundaries = fields_by_rows(attn)["boundaries"]
+    if not boundaries:
+        return split_sequences(positions, sample_rows)
+    ends = getattr(attn, boundaries[0].name).tolist()
+    return [(end - start, positions[end - 1] + 1) for start, end in zip(ends, ends[1:])]
 
 
 def split_sequences(positions: list[int], sample_rows: list[int]) -> list[tuple[int, int]]:

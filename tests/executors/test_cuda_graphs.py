@@ -434,3 +434,26 @@ def test_each_stage_says_how_many_sequences_its_steps_hold_and_the_graphs_fit_th
     assert type(llm.stage).sequences_per_step(llm.config) == most
     executor = use_decode_graphs(llm.llm_engine)
     assert executor.buckets[-1] >= most and (len(executor.buckets) == 1 or executor.buckets[-2] < most)
+
+
+def test_verify_steps_are_padded_to_buckets_of_sequences_and_match_plain_ones(llama):
+    """Stage 6 on the graph executor: a verify step (each sequence's last token and up
+    to k drafts) is padded to a bucket of sequences with k + 1 token rows each; its
+    tokens, and the K/V both caches hold, equal the plain executor's."""
+    prompts = [[5, 6, 7, 8, 9] * 2 + [5, 6, 7], [1, 2, 3, 4] * 2, list(range(20, 60)), [7, 7, 7, 7]]
+    params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in (24, 17, 30, 5)]
+    options = dict(engine="paged", block_size=4, max_num_seqs=6, attention_backend="triton",
+                   speculative_config={"num_speculative_tokens": 3})
+    reference = LLM(llama, **options, cuda_graphs=False)
+    plain = reference.generate(prompts, params)
+    llm = LLM(llama, **options)
+    runner = use_decode_graphs(llm.llm_engine)
+    shapes, forward = [], runner.forward
+    runner.forward = lambda shape, attn: (shapes.append(shape), forward(shape, attn))[1]
+    padded = llm.generate(prompts, params)
+    assert [o.output_token_ids for o in padded] == [o.output_token_ids for o in plain]
+    assert llm.last_run.num_accepted_tokens > 0
+    torch.testing.assert_close(llm.stage.k_cache, reference.stage.k_cache, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(llm.stage.v_cache, reference.stage.v_cache, atol=1e-5, rtol=1e-5)
+    verify = [s for s in shapes if s.max_query_len == 4]
+    assert verify and all(s.tokens == 4 * s.sequences and s.sequences in runner.buckets for s in verify)

@@ -125,3 +125,22 @@ def test_a_steps_sequences_are_read_from_its_positions_and_sampled_rows():
     assert split_sequences([10, 11], [0, 1]) == [(1, 11), (1, 12)]
     # A chunk that does not sample yet, then another request's prompt.
     assert split_sequences([0, 1, 2, 3, 0, 1], [5]) == [(4, 4), (2, 2)]
+
+
+def test_a_verify_step_is_priced_as_its_sequences_replayed_from_a_graph(monkeypatch):
+    """Stage 6 on a simulated GPU: a verify step samples every row of a sequence, so its
+    sequences are read from its boundaries (from the sampled rows, each row would be a
+    sequence of its own), and it replays a graph as a decode step does: the profile's
+    prompt_step_overhead is not paid (planted: splitting on sampled rows fails)."""
+    from minicb.executors import simulated
+
+    priced, price = [], simulated.step_seconds
+    monkeypatch.setattr(simulated, "step_seconds", lambda profile, shape, size, sequences, sampled: (
+        priced.append((profile.prompt_step_overhead, sequences, sampled)),
+        price(profile, shape, size, sequences, sampled))[1])
+    llm = LLM("llama-3.2-1b", engine="paged", executor="simulated", hardware="h200-measured",
+              speculative_config={"num_speculative_tokens": 3})
+    llm.generate([[1, 2, 3] * 3] * 2, SamplingParams(max_tokens=12, ignore_eos=True))
+    verify = [(overhead, seqs) for overhead, seqs, sampled in priced if sampled > len(seqs)]
+    assert verify and all(overhead == 0 and len(seqs) == 2 and all(1 < n <= 4 for n, _ in seqs)
+                          for overhead, seqs in verify)
