@@ -29,9 +29,10 @@ def make_executor(path: str, config, model_config=None, *, max_sequences: int
     sequences the stage's steps hold. It reads config and changes nothing in it."""
     if config.executor == "simulated":
         graph_tokens = max(prompt_buckets(config), default=0)
-        spec = config.speculative_config                  # stage 6's verify steps replay too
+        spec = config.speculative_config          # stage 6's verify steps replay too
         queries = spec["num_speculative_tokens"] + 1 if spec else 1
-        return noted(SimulatedExecutor(path, config.hardware, graph_tokens, queries), config)
+        simulated = SimulatedExecutor(path, config.hardware, graph_tokens, queries)
+        return noted(simulated, config)
     model_config = model_config or read_config(path)
     if config.tensor_parallel_size > 1:
         executor = ParallelExecutor(path, config, model_config)

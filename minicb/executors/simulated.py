@@ -44,7 +44,8 @@ class SimulatedExecutor:
     """Runs a model shape on a simulated GPU: a key of minicb.costmodel.HARDWARE,
     or a Hardware profile (workshop.measure.calibrate measures this machine's)."""
 
-    def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0, replayed_queries=1):
+    def __init__(self, shape: str, hardware: "str | Hardware", graph_tokens=0,
+                 replayed_queries=1):
         if shape not in MODEL_SHAPES:
             raise ValueError(f"model {shape!r}: the simulated executor knows "
                              f"the shapes {sorted(MODEL_SHAPES)}")
