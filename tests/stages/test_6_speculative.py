@@ -5,9 +5,14 @@ import pytest
 import torch
 
 from minicb import LLM, LLMEngine, SamplingParams
-from minicb.config import EngineConfig
+from minicb.config import MAX_SPECULATIVE_TOKENS, EngineConfig
+from minicb.kernels import reference
+from minicb.kernels.paged_attention import paged_attention, paged_attention_tiles
 from minicb.stages.drafting import Draft, PromptLookup
 from minicb.stages.speculative import accept, agreed
+
+from ..kernels.test_kernels import DTYPES, TOLERANCE
+from .test_5_paged import paged_inputs
 
 # Prompts that repeat themselves, so that prompt lookup finds drafts, and one that
 # does not; the tiny random model's greedy answers fall into loops the drafter finds.
@@ -270,3 +275,19 @@ def test_a_draft_model_needs_the_targets_vocabulary(llama):
 def test_a_bad_draft_model_option_is_named(spec, options, message):
     with pytest.raises(ValueError, match=message):
         EngineConfig(engine="paged", speculative_config={"num_speculative_tokens": 2, **spec}, **options)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 7, 8, MAX_SPECULATIVE_TOKENS])
+def test_the_paged_kernel_verifies_k_drafts_a_sequence_as_the_reference_does(dtype, k):
+    """A verify step: each sequence's last token and k drafts (fewer where drafts ran
+    out: one sequence plain decodes), over contexts on and off block boundaries, in
+    the paged kernel and in its fixed-grid variant (the graph executor's), at every
+    k up to the most speculative_config allows."""
+    torch.manual_seed(k)
+    queries = [k + 1, k + 1, 1, max(1, k // 2) + 1]
+    contexts = [40 + k + 1, 16 + k + 1, 33, 5 + queries[3]]
+    args = paged_inputs(queries, contexts, 8, 2, 64, dtype, 16)
+    expected = reference.paged_attention(*args)
+    torch.testing.assert_close(paged_attention(*args), expected, **TOLERANCE[dtype])
+    torch.testing.assert_close(paged_attention_tiles(*args, max_query_len=k + 1), expected, **TOLERANCE[dtype])
