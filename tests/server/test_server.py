@@ -284,6 +284,16 @@ def test_a_speculative_server_streams_the_offline_text_and_counts_its_drafts(che
         wait_until_idle(engine)
         assert metric(url, "minicb_spec_decode_num_draft_tokens_total") == offline.metrics.num_draft_tokens
         assert metric(url, "minicb_spec_decode_num_accepted_tokens_total") == offline.metrics.num_accepted_tokens
+        # bench serve reports the drafts of its own run: the counters' growth over it
+        from minicb.tools.bench.serving import build_parser, run
+        drafted = metric(url, "minicb_spec_decode_num_draft_tokens_total")
+        numbers = run(build_parser().parse_args(["--base-url", url, "--num-prompts", "4", "--scale",
+                                                 "0.0625", "--workload", "anyscale"]))["results"]
+        wait_until_idle(engine)
+        # (reported where the run drafted any: absent, it counts as 0)
+        assert numbers.get("spec_decode_draft_tokens", 0) == metric(
+            url, "minicb_spec_decode_num_draft_tokens_total") - drafted
+        assert 0 <= numbers.get("spec_decode_acceptance_rate", 0) <= 1
 
 
 def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
@@ -298,6 +308,7 @@ def test_bench_serve_counts_what_the_server_counts(checkpoints, tmp_path):
         numbers = json.loads(out.read_text())["results"]
         asked = preset_workload("anyscale", num_requests=12, scale=0.0625, seed=3).output_lens
         assert numbers["completed"] == 12 and numbers["failed"] == 0
+        assert "spec_decode_draft_tokens" not in numbers          # a server that does not speculate
         assert numbers["total_output_tokens"] == sum(asked) == metric(url, "minicb_generation_tokens_total")
         assert metric(url, "minicb_requests_finished_total") == 12
         server_ttft = metric(url, "minicb_time_to_first_token_seconds_sum") / 12

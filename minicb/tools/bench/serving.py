@@ -14,6 +14,7 @@ import math
 import os
 import statistics
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -204,6 +205,32 @@ def check_flags(args):
     check_out_path(args.out)
 
 
+# A server's counters of speculative decoding, by minicb's names or vLLM's.
+DRAFT_COUNTERS = {"draft_tokens": ("minicb_spec_decode_num_draft_tokens_total",
+                                   "vllm:spec_decode_num_draft_tokens_total"),
+                  "accepted_tokens": ("minicb_spec_decode_num_accepted_tokens_total",
+                                      "vllm:spec_decode_num_accepted_tokens_total")}
+
+
+def draft_counts(base_url) -> dict | None:
+    """The server's drafted and accepted tokens so far, read from its /metrics;
+    None where it serves no such counters (no speculative decoding, or no
+    /metrics). They count every client's requests, not only this run's."""
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/metrics", timeout=10) as response:
+            lines = response.read().decode().splitlines()
+    except (OSError, ValueError):
+        return None
+    counts = {}
+    for key, names in DRAFT_COUNTERS.items():
+        values = [float(line.split()[-1]) for line in lines
+                  if line.split(" ")[0].split("{")[0] in names]
+        if not values:
+            return None
+        counts[key] = sum(values)
+    return counts
+
+
 def served_model(args) -> str:
     """--model, else the server's first: either way, the server is asked once
     before the run, so that one that cannot be reached or refuses the key is one
@@ -229,9 +256,16 @@ def run(args) -> dict:
     workload = preset_workload(args.workload, num_requests=args.num_prompts, cap=args.cap, scale=args.scale,
                                seed=args.seed)          # its lengths checked too, before the server is asked
     model = served_model(args)
+    before = draft_counts(args.base_url)
     with tqdm(total=args.num_prompts, desc="requests") as progress:
         numbers = measure(args.base_url, model, workload, args.request_rate, args.burstiness,
                           args.max_concurrency, args.seed, progress, args.api_key)
+    after = draft_counts(args.base_url)
+    if before is not None and after is not None and after["draft_tokens"] > before["draft_tokens"]:
+        # a server that drafted tokens while this run was served
+        numbers |= {f"spec_decode_{key}": int(after[key] - before[key]) for key in DRAFT_COUNTERS}
+        numbers["spec_decode_acceptance_rate"] = (numbers["spec_decode_accepted_tokens"]
+                                                  / numbers["spec_decode_draft_tokens"])
     errors = numbers.pop("errors")
     print(format_report(numbers))
     if errors:
