@@ -291,3 +291,28 @@ def test_the_paged_kernel_verifies_k_drafts_a_sequence_as_the_reference_does(dty
     expected = reference.paged_attention(*args)
     torch.testing.assert_close(paged_attention(*args), expected, **TOLERANCE[dtype])
     torch.testing.assert_close(paged_attention_tiles(*args, max_query_len=k + 1), expected, **TOLERANCE[dtype])
+
+
+def test_the_gpu_part_times_verify_steps_beside_decode_steps(tmp_path, monkeypatch):
+    """workshop.measure.speculative steps, rehearsed on the tiny model: each shape's
+    decode and verify steps at each batch, the speedup a drafter of each acceptance
+    would give (its expected tokens over the two steps' times) and the cost
+    model's prediction at the same batches."""
+    import json
+
+    from minicb.costmodel import HARDWARE, MODEL_SHAPES, expected_tokens, speculative_speedup
+    from workshop.measure import speculative
+    from workshop.report.scale import run_scale
+
+    monkeypatch.setenv("MINICB_SCALE", "rehearsal")
+    result = json.loads(speculative.measure_steps(tmp_path, run_scale()).read_text())
+    sizes = speculative.REHEARSAL_STEPS
+    for shape in sizes["shapes"]:
+        found = result["shapes"][shape]
+        assert [r["batch"] for r in found["rows"]] == sizes["batches"]
+        first = found["rows"][0]
+        assert first["decode_ms"] > 0 and first["verify_ms"] > 0
+        assert found["measured"]["0.5"]["speedup"][0] == pytest.approx(
+            expected_tokens(0.5, sizes["k"]) * first["decode_ms"] / first["verify_ms"])
+        assert found["predicted"]["h200"]["0.7"][-1] == pytest.approx(speculative_speedup(
+            HARDWARE["h200"], MODEL_SHAPES[shape], 2, sizes["batches"][-1], sizes["context"], sizes["k"], 0.7))

@@ -74,6 +74,8 @@ PARTS = [
     Part("calibrate", "profiles for the simulated executor: stage 5 measured on this GPU",
          module="workshop.measure.calibrate measure", output="profiles",
          rehearsal_skips="a GPU's rates (the CPU calibrates itself, the tiny model for each shape)"),
+    Part("speculative", "stage 6: a verify step beside a decode step at each batch, and where "
+         "speculation stops paying", module="workshop.measure.speculative steps", output="speculative"),
 ]
 # ANCHOR_END: parts
 

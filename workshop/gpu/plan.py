@@ -10,6 +10,7 @@ import torch
 
 from workshop.measure.benchmarks import measured_rates, study_kv_tokens
 from workshop.measure.calibrate import MEASURE
+from workshop.measure.speculative import STEPS
 from workshop.report.scale import SIZES, weight_bytes
 from minicb.tools.bench.workload import preset_workload, synthetic_workload
 from workshop.gpu.parts import MAX_MINUTES, PARTS, ROOFLINE_MODES, START_MINUTES, WINDOW_MINUTES, Part
@@ -119,8 +120,24 @@ def step_profile_seconds(cost: CostModel) -> float:
     return 3 * sum(cost.build(shape) + cost.run(shape, 64 * 1024, 64 * 40, 64) for shape in shapes)
 
 
+def speculative_steps_seconds(cost: CostModel) -> float:
+    """The speculative part: for each shape, a plain engine and one that verifies k
+    drafts a step, each built once and run at every batch (decode_steps_at: the
+    prompts, then enough steps for all of them to decode together)."""
+    sizes, seconds = STEPS, 0.0
+    for shape in sizes["shapes"]:
+        for queries in (1, sizes["k"] + 1):
+            seconds += cost.build(shape)
+            for batch in sizes["batches"]:
+                admitting = batch * math.ceil(sizes["context"] / 2048) + 1
+                outputs = batch * (sizes["steps"] + 4 + admitting) * queries
+                seconds += cost.run(shape, batch * sizes["context"], outputs, batch)
+    return seconds
+
+
 MODULE_SECONDS = {"workshop.measure.calibrate measure": calibrate_seconds,
-                  "workshop.measure.step_profile": step_profile_seconds}
+                  "workshop.measure.step_profile": step_profile_seconds,
+                  "workshop.measure.speculative steps": speculative_steps_seconds}
 
 
 def study_seconds(s, cost: CostModel, shape) -> float:

@@ -1,22 +1,36 @@
-"""Speculative decoding on the real model, measured: tokens a second with and
-without prompt-lookup drafts, on a task whose answer repeats its prompt (a
-rename in a piece of code) and on one whose answer does not (a poem), at a
-batch of one or more. The two engines take turns, round after round, so that
-whatever else the machine does falls on both; each round gives a ratio, and
-the claim "speculation is faster" is judged from the rounds' spread
+"""Speculative decoding measured, two ways.
+
+``answers``: on the real model, tokens a second with and without prompt-lookup
+drafts, on a task whose answer repeats its prompt (a rename in a piece of
+code) and on one whose answer does not (a poem), at a batch of one or more.
+The two engines take turns, round after round, so that whatever else the
+machine does falls on both; each round gives a ratio, and the claim
+"speculation is faster" is judged from the rounds' spread
 (minicb.tools.bench.claims.judge), or left undecided.
 
-    python -m workshop.measure.speculative --model smollm2 --rounds 5 --out run.json
+``steps`` (the GPU run's part): what a verify step of k drafts costs beside a
+decode step, at each batch, for each model shape; from the two, the speedup a
+drafter of each acceptance rate would give, and the batch where it stops
+paying, beside the cost model's prediction. Drafts are given, k a step, so the
+step's cost does not depend on what a random model keeps.
+
+    python -m workshop.measure.speculative answers --model smollm2 --rounds 5 --out run.json
+    python -m workshop.measure.speculative steps --out folder
 """
 import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
-from minicb.llm import LLM, chat_prompt
+from minicb.costmodel import HARDWARE, MODEL_SHAPES, expected_tokens, speculative_speedup
+from minicb.llm import LLM, LLMEngine, chat_prompt
 from minicb.sampling_params import SamplingParams
 from minicb.tools.bench.claims import judge
-from minicb.tools.bench.run_record import machine
+from minicb.stages.drafting import Draft
+from minicb.tools.bench.run_record import machine, this_run
+from workshop.measure.decode_step import decode_steps_at
+from workshop.report.scale import run_scale
 
 CODE = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
         "def mul(a, b):\n    return a * b\n")
@@ -76,15 +90,108 @@ def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96) -> dict:
 # ANCHOR_END: measure
 
 
+# ANCHOR: steps
+# The GPU run's part: each shape's decode and verify steps at these batches, a context
+# of this many tokens, k drafts a verify step; the speedup at these acceptance rates.
+STEPS = dict(batches=[1, 8, 32, 64, 128, 256], context=1024, k=4, steps=12,
+             shapes=["llama-3.2-1b", "llama-3.1-8b"], acceptance=[0.5, 0.7, 0.9])
+REHEARSAL_STEPS = dict(STEPS, batches=[1, 2, 4], context=32, steps=4)
+
+
+class GivenDrafts:
+    """k drafts at every step, whatever the model would keep: a verify step's cost."""
+
+    def __init__(self, k: int, token: int = 3):
+        self.k, self.token = k, token
+
+    def propose(self, request, most: int) -> Draft:
+        return Draft([self.token] * min(self.k, most))
+
+    def forget(self, request):
+        """Nothing kept per request."""
+
+
+def step_ms(engine, batch, context, steps) -> float:
+    """The median interval between the starts of ``steps`` steps that ran all
+    ``batch`` requests (the first, which may capture graphs, left out)."""
+    records = decode_steps_at(engine, batch, context, steps + 2)[1:]
+    return 1e3 * statistics.median(b.started - a.started for a, b in zip(records, records[1:]))
+
+
+def verify_steps(path, shape, batches, context, k, steps, **options) -> list[dict]:
+    """Each batch's decode step and verify step of k drafts, in ms."""
+    rows = {batch: dict(batch=batch) for batch in batches}
+    for name, spec in (("decode", None), ("verify", {"num_speculative_tokens": k})):
+        engine = LLMEngine(path, engine="paged", max_num_seqs=max(batches), speculative_config=spec,
+                           **options)
+        if spec:
+            engine.stage.drafter = GivenDrafts(k)
+        for batch in batches:
+            rows[batch][f"{name}_ms"] = step_ms(engine, batch, context, steps)
+        engine.close()
+    return list(rows.values())
+
+
+def speedups(rows, k, acceptance) -> dict:
+    """Measured: a drafter of each acceptance rate's tokens a second over plain
+    decoding at each batch (its expected tokens a verify step, over the two
+    steps' times), and the first measured batch where that falls below 1."""
+    found = {}
+    for a in acceptance:
+        ratios = [expected_tokens(a, k) * r["decode_ms"] / r["verify_ms"] for r in rows]
+        below = [r["batch"] for r, x in zip(rows, ratios) if x < 1]
+        found[str(a)] = dict(speedup=ratios, stops_paying_at=below[0] if below else None)
+    return found
+
+
+def predicted(shape, context, k, acceptance, batches, hardware) -> dict:
+    """The cost model's speedups at the same batches, on ``hardware`` (simulated)."""
+    hw = HARDWARE[hardware]
+    return {str(a): [speculative_speedup(hw, MODEL_SHAPES[shape], 2, batch, context, k, a)
+                     for batch in batches] for a in acceptance}
+
+
+def measure_steps(out: Path, scale) -> Path:
+    """The part: every shape this GPU holds (the tiny model in a rehearsal), into
+    ``out``/speculative_steps.json."""
+    sizes = STEPS if scale.name == "full" else REHEARSAL_STEPS
+    result = dict(run=this_run(), machine=machine(), scale=scale.name,
+                  **{key: sizes[key] for key in ("context", "k", "acceptance", "batches")}, shapes={})
+    for shape in sizes["shapes"]:
+        if scale.name == "full" and not scale.fits(shape):
+            continue
+        model = scale.model(shape)
+        rows = verify_steps(scale.checkpoint(model), shape, sizes["batches"], sizes["context"], sizes["k"],
+                            sizes["steps"], dtype=model["dtype"], max_model_len=2 * sizes["context"] + 512)
+        result["shapes"][shape] = dict(
+            rows=rows, measured=speedups(rows, sizes["k"], sizes["acceptance"]),
+            predicted={hw: predicted(shape, sizes["context"], sizes["k"], sizes["acceptance"],
+                                     sizes["batches"], hw) for hw in ("h200", "h200-measured")})
+        print(f"{shape}: " + ", ".join(f"batch {r['batch']} decode {r['decode_ms']:.2f} ms, verify "
+                                       f"{r['verify_ms']:.2f} ms" for r in rows), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "speculative_steps.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path
+# ANCHOR_END: steps
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--k", type=int, default=4, help="tokens drafted a step")
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--max-tokens", type=int, default=96)
-    parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    commands = parser.add_subparsers(dest="command", required=True)
+    answers = commands.add_parser("answers", help="tokens a second with and without drafts, the real model")
+    answers.add_argument("--model", default="smollm2")
+    answers.add_argument("--k", type=int, default=4, help="tokens drafted a step")
+    answers.add_argument("--batch", type=int, default=1)
+    answers.add_argument("--rounds", type=int, default=5)
+    answers.add_argument("--max-tokens", type=int, default=96)
+    answers.add_argument("--out", default=None, help="also write the results as JSON here")
+    steps = commands.add_parser("steps", help="decode and verify steps at each batch (a GPU run's part)")
+    steps.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.command == "steps":
+        print(measure_steps(args.out, run_scale()))
+        return
     result = measure(args.model, args.k, args.batch, args.rounds, args.max_tokens)
     for task, r in result["tasks"].items():
         print(f"{task}: speculative / plain tokens a second, median of {args.rounds} rounds "
