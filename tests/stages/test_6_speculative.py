@@ -309,6 +309,8 @@ def test_the_gpu_part_times_verify_steps_beside_decode_steps(tmp_path, monkeypat
     sizes = speculative.REHEARSAL_STEPS
     for shape in sizes["shapes"]:
         found = result["shapes"][shape]
+        assert set(found["answers"]) == set(speculative.TASKS)      # batch 1, with and without
+        assert all(len(run["ratios"]) == sizes["rounds"] for run in found["answers"].values())
         assert [r["batch"] for r in found["rows"]] == sizes["batches"]
         first = found["rows"][0]
         assert first["decode_ms"] > 0 and first["verify_ms"] > 0

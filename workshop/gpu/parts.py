@@ -105,6 +105,7 @@ REACHED_ON_A_GPU = {
     "minicb/tools/bench/peers.py": "part benchmarks",
     "minicb/tools/bench/run_record.py": "part stages",
     "workshop/measure/benchmarks.py": "part kernels",
+    "workshop/measure/speculative.py": "part speculative",
     "notebooks/08_kernels.ipynb": "part kernels",
     "workshop/measure/calibrate.py": "part calibrate",
     "workshop/measure/step_profile.py": "part kernels",

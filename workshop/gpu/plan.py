@@ -10,7 +10,7 @@ import torch
 
 from workshop.measure.benchmarks import measured_rates, study_kv_tokens
 from workshop.measure.calibrate import MEASURE
-from workshop.measure.speculative import STEPS
+from workshop.measure.speculative import STEPS, TASKS
 from workshop.report.scale import SIZES, weight_bytes
 from minicb.tools.bench.workload import preset_workload, synthetic_workload
 from workshop.gpu.parts import MAX_MINUTES, PARTS, ROOFLINE_MODES, START_MINUTES, WINDOW_MINUTES, Part
@@ -121,11 +121,15 @@ def step_profile_seconds(cost: CostModel) -> float:
 
 
 def speculative_steps_seconds(cost: CostModel) -> float:
-    """The speculative part: for each shape, a plain engine and one that verifies k
-    drafts a step, each built once and run at every batch (decode_steps_at: the
-    prompts, then enough steps for all of them to decode together)."""
+    """The speculative part: for each shape, batch 1's answers with and without
+    drafts, then a plain engine and one that verifies k drafts a step, each built
+    once and run at every batch (decode_steps_at: the prompts, then enough steps
+    for all of them to decode together)."""
     sizes, seconds = STEPS, 0.0
     for shape in sizes["shapes"]:
+        # batch 1's answers, plain and speculative in turns: two engines, each task's rounds
+        seconds += 2 * cost.build(shape) + 2 * len(TASKS) * sizes["rounds"] * cost.run(
+            shape, 64, sizes["max_tokens"], 1)
         for queries in (1, sizes["k"] + 1):
             seconds += cost.build(shape)
             for batch in sizes["batches"]:

@@ -58,10 +58,11 @@ def one_run(llm, prompts, params) -> dict:
 
 
 # ANCHOR: measure
-def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96) -> dict:
+def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96, **options) -> dict:
     """Each task: ``rounds`` turns of plain then speculative (greedy, so both give
-    the same tokens, which is checked), tokens a second each, and their ratios."""
-    pair = engines(model, k, max_num_seqs=max(batch, 1))
+    the same tokens, which is checked), tokens a second each, and their ratios.
+    ``options``: the engines' (on a GPU, each its share of the memory)."""
+    pair = engines(model, k, max_num_seqs=max(batch, 1), **options)
     tokenizer = pair["plain"].llm_engine.tokenizer
     params = SamplingParams(max_tokens=max_tokens)
     results = {}
@@ -85,6 +86,8 @@ def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96) -> dict:
             acceptance=last["accepted"] / last["drafted"] if last["drafted"] else 0.0,
             tokens_per_step={name: runs[name][-1]["tokens"] / runs[name][-1]["steps"] for name in pair},
             tokens=last["tokens"])
+    for llm in pair.values():
+        llm.close()                     # on a GPU, its memory free for what runs next
     return dict(model=model, k=k, batch=batch, rounds=rounds, max_tokens=max_tokens,
                 machine=machine(), tasks=results)
 # ANCHOR_END: measure
@@ -94,8 +97,9 @@ def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96) -> dict:
 # The GPU run's part: each shape's decode and verify steps at these batches, a context
 # of this many tokens, k drafts a verify step; the speedup at these acceptance rates.
 STEPS = dict(batches=[1, 8, 32, 64, 128, 256], context=1024, k=4, steps=12,
-             shapes=["llama-3.2-1b", "llama-3.1-8b"], acceptance=[0.5, 0.7, 0.9])
-REHEARSAL_STEPS = dict(STEPS, batches=[1, 2, 4], context=32, steps=4)
+             shapes=["llama-3.2-1b", "llama-3.1-8b"], acceptance=[0.5, 0.7, 0.9],
+             rounds=3, max_tokens=128)
+REHEARSAL_STEPS = dict(STEPS, batches=[1, 2, 4], context=32, steps=4, rounds=1, max_tokens=16)
 
 
 class GivenDrafts:
@@ -151,9 +155,11 @@ def predicted(shape, context, k, acceptance, batches, hardware) -> dict:
                      for batch in batches] for a in acceptance}
 
 
-def measure_steps(out: Path, scale) -> Path:
+def measure_steps(out: Path, scale, answers=True) -> Path:
     """The part: every shape this GPU holds (the tiny model in a rehearsal), into
-    ``out``/speculative_steps.json."""
+    ``out``/speculative_steps.json. ``answers``: also each shape's tokens a second
+    at batch 1 with and without prompt lookup, in turns (``measure``; its random
+    weights answer in loops, which prompt lookup finds)."""
     sizes = STEPS if scale.name == "full" else REHEARSAL_STEPS
     result = dict(run=this_run(), machine=machine(), scale=scale.name,
                   **{key: sizes[key] for key in ("context", "k", "acceptance", "batches")}, shapes={})
@@ -163,7 +169,12 @@ def measure_steps(out: Path, scale) -> Path:
         model = scale.model(shape)
         rows = verify_steps(scale.checkpoint(model), shape, sizes["batches"], sizes["context"], sizes["k"],
                             sizes["steps"], dtype=model["dtype"], max_model_len=2 * sizes["context"] + 512)
+        if answers:                     # two engines at once: each a share of a GPU
+            share = dict(gpu_memory_utilization=0.4) if scale.device == "cuda" else {}
+            answered = measure(scale.checkpoint(model), sizes["k"], 1, sizes["rounds"], sizes["max_tokens"],
+                               dtype=model["dtype"], **share)
         result["shapes"][shape] = dict(
+            answers=answered["tasks"] if answers else None,
             rows=rows, measured=speedups(rows, sizes["k"], sizes["acceptance"]),
             predicted={hw: predicted(shape, sizes["context"], sizes["k"], sizes["acceptance"],
                                      sizes["batches"], hw) for hw in ("h200", "h200-measured")})
