@@ -149,9 +149,10 @@ class EngineConfig:
     the host. A request that stops on EOS runs one extra step, whose token is
     dropped."""
     speculative_config: dict | None = None
-    """Stage 5: speculative decoding (chapter 12). Each step drafts up to
+    """Stage 6: speculative decoding on stage 5. Each step drafts up to
     num_speculative_tokens tokens for every decoding request and checks them all
-    in one forward pass, keeping exactly the tokens the model would pick. vLLM's
+    in one forward pass, keeping the model's own distribution (greedy: the very
+    tokens it would pick). vLLM's
     shape: {"method": "ngram", "num_speculative_tokens": k} drafts by prompt
     lookup: the k tokens that followed the latest earlier occurrence of the last
     n tokens, n from prompt_lookup_max (default 4) down to prompt_lookup_min

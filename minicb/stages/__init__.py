@@ -20,7 +20,7 @@ PAGED_ENGINES = {(False, False): PagedEngine,
                  (True, True): AsyncPrefixCachingEngine}
 
 
-# Stage 5 with speculative decoding (chapter 12), keyed by enable_prefix_caching.
+# Stage 6: stage 5 with speculative decoding, keyed by enable_prefix_caching.
 SPECULATIVE_ENGINES = {False: SpeculativeEngine, True: SpeculativePrefixCachingEngine}
 
 
