@@ -125,7 +125,7 @@ serve-book: $(VENV)/.installed-dev
 CPU_FIGURES ?= 01_prefill_vs_decode 02_static_white_squares 02_static_kv_use 03_dynamic_window 04_orca_picture 04_tokens_per_step \
                04_latency_cdf 05_block_pool 05_kv_waste 05_running_vs_budget 06_scheduling_knobs \
                07_throughput_vs_spread 07_latency_under_load 07_interval_and_host_time 08_kv_bytes \
-               09_serving 10_tensor_parallel_split 11_calibration
+               09_serving 10_tensor_parallel_split 11_calibration 12_speculative
 CPU_FIGURE_NOTEBOOKS = $(sort $(foreach f,$(CPU_FIGURES),$(wildcard notebooks/$(word 1,$(subst _, ,$(f)))_*.ipynb)))
 
 # One run gives everything the repository shows of this CPU: every notebook run top to

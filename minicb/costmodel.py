@@ -188,25 +188,29 @@ def expected_tokens(acceptance: float, k: int) -> float:
     return sum(acceptance ** i for i in range(k + 1))
 
 
-def speculative_speedup(hw: Hardware, shape: ModelShape, bytes_per_value: int, batch: int,
-                        context: int, k: int, acceptance: float) -> float:
+def speculative_speedup(hw: Hardware, shape: ModelShape, bytes_per_value: int,
+                        batch: int, context: int, k: int, acceptance: float) -> float:
     """Tokens a second with k drafts verified per step, over plain decode steps,
     for ``batch`` sequences of ``context`` tokens. The verify step carries k + 1
     queries a sequence, all of them sampled, and replays from CUDA graphs as a
     decode step does; drafting by prompt lookup costs the GPU nothing."""
     plain = step_seconds(hw, shape, bytes_per_value, [(1, context + 1)] * batch, batch)
-    verify = step_seconds(hw, shape, bytes_per_value, [(k + 1, context + k + 1)] * batch,
-                          batch * (k + 1)) - (hw.prompt_step_overhead if k else 0.0)
+    queries = [(k + 1, context + k + 1)] * batch
+    verify = step_seconds(hw, shape, bytes_per_value, queries, batch * (k + 1))
+    if k:                                   # replayed, as a decode step is
+        verify -= hw.prompt_step_overhead
     return expected_tokens(acceptance, k) * plain / verify
 
 
-def break_even_batch(hw: Hardware, shape: ModelShape, bytes_per_value: int, context: int,
-                     k: int, acceptance: float, largest: int = 4096) -> int | None:
+def break_even_batch(hw: Hardware, shape: ModelShape, bytes_per_value: int,
+                     context: int, k: int, acceptance: float,
+                     largest: int = 4096) -> int | None:
     """The smallest batch at which speculation stops paying (its speedup below
     1), or None if it still pays at ``largest``."""
-    return next((batch for batch in range(1, largest + 1)
-                 if speculative_speedup(hw, shape, bytes_per_value, batch, context, k,
-                                        acceptance) < 1), None)
+    def speedup(batch):
+        return speculative_speedup(hw, shape, bytes_per_value, batch, context, k,
+                                   acceptance)
+    return next((batch for batch in range(1, largest + 1) if speedup(batch) < 1), None)
 # ANCHOR_END: speculative
 
 

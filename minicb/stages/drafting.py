@@ -40,7 +40,8 @@ class PromptLookup:
 
     def __init__(self, config):
         spec = config.speculative_config
-        self.longest, self.shortest = spec["prompt_lookup_max"], spec["prompt_lookup_min"]
+        self.longest = spec["prompt_lookup_max"]
+        self.shortest = spec["prompt_lookup_min"]
 
     def propose(self, request, most: int) -> Draft:
         return Draft(self.lookup(request.all_token_ids, most))
@@ -74,13 +75,14 @@ class DraftModel:
     def __init__(self, engine, vocab_size: int):
         config, spec = engine.config, engine.config.speculative_config
         keep = spec["draft_layers"]
-        self.model = load_model(spec["model"], config.dtype, config.device,
-                                share=(lambda model: first_layers(model, keep)) if keep else None)
+        cut = (lambda model: first_layers(model, keep)) if keep else None
+        self.model = load_model(spec["model"], config.dtype, config.device, share=cut)
         if self.model.config.vocab_size != vocab_size:
             raise ValueError(f"speculative_config: the draft model's vocabulary has "
-                             f"{self.model.config.vocab_size} tokens, the target's {vocab_size}")
-        self.engine = engine                 # its attention ops, its tensors, its sampler
-        self.caches = {}                     # request -> (k, v, the tokens they hold)
+                             f"{self.model.config.vocab_size} tokens, the target's "
+                             f"{vocab_size}")
+        self.engine = engine          # its attention ops, its tensors, its sampler
+        self.caches = {}              # request -> (k, v, the tokens they hold)
 
     def propose(self, request, most: int) -> Draft:
         if most < 1:
@@ -111,7 +113,8 @@ class DraftModel:
         engine = self.engine
         end = engine.tensor([start + len(new)], dtype=torch.int32)
         attn = OneSequence(k, v, engine.ops, end, max_query_len=len(new))
-        hidden = self.model(engine.tensor(new), engine.tensor(range(start, start + len(new))), attn)
+        positions = engine.tensor(range(start, start + len(new)))
+        hidden = self.model(engine.tensor(new), positions, attn)
         return self.model.compute_logits(hidden[-1:])
 
     def pick(self, request, logits):

@@ -172,22 +172,31 @@ def test_speculation_needs_stage_5_without_async_scheduling():
     assert mine == SPEC                                     # the caller's dict is not kept
 
 
-def test_the_benchmark_runs_both_engines_in_turns_and_checks_they_agree(llama, monkeypatch):
-    """workshop.measure.speculative on the tiny model: every task, a ratio per round,
-    the verdict of its rounds; a speculative answer that differs is an error."""
+def test_the_benchmark_runs_every_engine_in_turns_and_checks_they_agree(llama, monkeypatch):
+    """workshop.measure.speculative on the tiny model: every task at every batch, a
+    ratio per round for each drafter, the verdict of its rounds, a drafter left out
+    above its largest batch; an answer that differs from plain decoding's is an error."""
     from workshop.measure import speculative
 
-    result = speculative.measure(llama, k=3, rounds=1, max_tokens=8)
+    drafters = {"prompt lookup": {"num_speculative_tokens": 3},
+                "draft model": {"method": "draft", "num_speculative_tokens": 2, "draft_layers": 1}}
+    result = speculative.measure(llama, drafters, batches=[1, 2], rounds=1, max_tokens=8,
+                                 largest={"draft model": 1})
     for task in speculative.TASKS:
-        run = result["tasks"][task]
-        assert len(run["ratios"]) == 1 and run["ratios"][0] > 0
-        assert run["faster"] is None and "repeat" in run["undecided_because"]   # no spread in one
-        assert run["tokens_per_step"]["plain"] == 1.0
+        for batch, names in (("1", ["plain", *drafters]), ("2", ["plain", "prompt lookup"])):
+            run = result["tasks"][task][batch]
+            assert list(run) == names
+            assert run["plain"]["tokens_per_step"] == 1.0 and run["plain"]["acceptance"] is None
+            assert run["plain"]["tokens"] == 8 * int(batch)
+            for name in names[1:]:
+                assert len(run[name]["ratios"]) == 1 and run[name]["ratios"][0] > 0
+                assert run[name]["faster"] is None and "repeat" in run[name]["undecided_because"]
+                assert run[name]["drafted"] >= run[name]["accepted"] >= 0
     real = speculative.one_run
     monkeypatch.setattr(speculative, "one_run", lambda llm, *rest: {
         **real(llm, *rest), **({"answers": [[0]]} if llm.config.speculative_config else {})})
-    with pytest.raises(AssertionError, match="changed the greedy answer"):
-        speculative.measure(llama, k=3, rounds=1, max_tokens=4)
+    with pytest.raises(AssertionError, match="prompt lookup changed the greedy answer"):
+        speculative.measure(llama, {"prompt lookup": {"num_speculative_tokens": 3}}, rounds=1, max_tokens=4)
 
 
 def test_bench_prints_the_drafts_and_their_acceptance(llama, capsys):
@@ -310,7 +319,7 @@ def test_the_gpu_part_times_verify_steps_beside_decode_steps(tmp_path, monkeypat
     for shape in sizes["shapes"]:
         found = result["shapes"][shape]
         assert set(found["answers"]) == set(speculative.TASKS)      # batch 1, with and without
-        assert all(len(run["ratios"]) == sizes["rounds"] for run in found["answers"].values())
+        assert all(len(run["prompt lookup"]["ratios"]) == sizes["rounds"] for run in found["answers"].values())
         assert [r["batch"] for r in found["rows"]] == sizes["batches"]
         first = found["rows"][0]
         assert first["decode_ms"] > 0 and first["verify_ms"] > 0

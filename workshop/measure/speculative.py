@@ -1,9 +1,9 @@
 """Speculative decoding measured, two ways.
 
-``answers``: on the real model, tokens a second with and without prompt-lookup
-drafts, on a task whose answer repeats its prompt (a rename in a piece of
-code) and on one whose answer does not (a poem), at a batch of one or more.
-The two engines take turns, round after round, so that whatever else the
+``answers``: on the real model, tokens a second without drafts and with each
+drafter (prompt lookup; a draft model), on a task whose answers repeat their
+prompts (renames in a piece of code) and on one whose answers do not (poems),
+at each batch. The engines take turns, round after round, so that whatever else the
 machine does falls on both; each round gives a ratio, and the claim
 "speculation is faster" is judged from the rounds' spread
 (minicb.tools.bench.claims.judge), or left undecided.
@@ -14,7 +14,7 @@ drafter of each acceptance rate would give, and the batch where it stops
 paying, beside the cost model's prediction. Drafts are given, k a step, so the
 step's cost does not depend on what a random model keeps.
 
-    python -m workshop.measure.speculative answers --model smollm2 --rounds 5 --out run.json
+    python -m workshop.measure.speculative answers --model smollm2 --batch 1 4 --rounds 5 --out run.json
     python -m workshop.measure.speculative steps --out folder
 """
 import argparse
@@ -34,16 +34,24 @@ from workshop.report.scale import run_scale
 
 CODE = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
         "def mul(a, b):\n    return a * b\n")
-TASKS = {"repeats": "Rename the function add to plus in this Python code, and show the "
-                    "whole code:\n" + CODE,
-         "fresh": "Write a short poem about the sea."}
+# Each task's prompts: a batch of b takes the first b, round and round.
+TASKS = {"repeats": [f"Rename the function {old} to {new} in this Python code, and show the "
+                     f"whole code:\n{CODE}" for old, new in (("add", "plus"), ("sub", "minus"),
+                                                              ("mul", "times"), ("add", "total"))],
+         "fresh": [f"Write a short poem about {topic}." for topic in
+                   ("the sea", "a mountain", "the rain", "a city at night")]}
+# The drafters measured by default: prompt lookup, and the target's own first 16 of
+# SmolLM2-135M's 30 layers as a draft model (no smaller model with its tokenizer ships
+# in a package).
+DRAFTERS = {"prompt lookup": {"method": "ngram", "num_speculative_tokens": 4},
+            "draft model": {"method": "draft", "num_speculative_tokens": 3, "draft_layers": 16}}
 
 
-def engines(model: str, k: int, **options) -> dict:
-    """The two engines, stage 5 plain and with k drafts a step."""
+def engines(model: str, drafters: dict, **options) -> dict:
+    """Stage 5 plain, and with each drafter."""
     return {"plain": LLM(model, engine="paged", **options),
-            "speculative": LLM(model, engine="paged", **options,
-                               speculative_config={"num_speculative_tokens": k})}
+            **{name: LLM(model, engine="paged", **options, speculative_config=spec)
+               for name, spec in drafters.items()}}
 
 
 def one_run(llm, prompts, params) -> dict:
@@ -52,44 +60,67 @@ def one_run(llm, prompts, params) -> dict:
     seconds = time.perf_counter() - start
     run = llm.last_run
     tokens = sum(len(o.output_token_ids) for o in outputs)
+    # a request's tokens from each step it was in, prompt steps included
+    request_steps = sum(step.useful_rows for step in run.steps)
     return dict(tokens_per_s=tokens / seconds, tokens=tokens, steps=run.num_steps,
+                tokens_per_step=tokens / request_steps,
                 drafted=run.num_draft_tokens, accepted=run.num_accepted_tokens,
                 answers=[o.output_token_ids for o in outputs])
 
 
 # ANCHOR: measure
-def measure(model="smollm2", k=4, batch=1, rounds=5, max_tokens=96, **options) -> dict:
-    """Each task: ``rounds`` turns of plain then speculative (greedy, so both give
-    the same tokens, which is checked), tokens a second each, and their ratios.
-    ``options``: the engines' (on a GPU, each its share of the memory)."""
-    pair = engines(model, k, max_num_seqs=max(batch, 1), **options)
-    tokenizer = pair["plain"].llm_engine.tokenizer
+def measure(model="smollm2", drafters=None, batches=(1,), rounds=5, max_tokens=96,
+            largest=None, **options) -> dict:
+    """Each task at each batch: ``rounds`` turns of plain decoding and then each
+    drafter (greedy, so all give the same tokens, which is checked), tokens a
+    second each, and each drafter's ratios to plain. ``largest``: a drafter's
+    largest batch, by name (a draft model drafts a request at a time). ``options``:
+    the engines' (on a GPU, each its share of the memory)."""
+    drafters = DRAFTERS if drafters is None else drafters
+    every = engines(model, drafters, max_num_seqs=max(batches), **options)
+    tokenizer = every["plain"].llm_engine.tokenizer
+    layers = every["plain"].llm_engine.executor.config.num_hidden_layers
     params = SamplingParams(max_tokens=max_tokens)
     results = {}
-    for task, ask in TASKS.items():
-        prompts = [chat_prompt(tokenizer, [{"role": "user", "content": ask}])] * batch
-        for llm in pair.values():
+    for task, asks in TASKS.items():
+        prompts = [chat_prompt(tokenizer, [{"role": "user", "content": ask}]) for ask in asks]
+        for llm in every.values():
             llm.generate(prompts[:1], SamplingParams(max_tokens=4))       # warm-up
-        runs = {name: [] for name in pair}
-        for _ in range(rounds):
-            for name, llm in pair.items():
-                runs[name].append(one_run(llm, prompts, params))
-        answers = {name: runs[name][0]["answers"] for name in pair}
-        if answers["plain"] != answers["speculative"]:
-            raise AssertionError(f"{task}: speculative decoding changed the greedy answer")
-        speeds = {name: [r["tokens_per_s"] for r in runs[name]] for name in pair}
-        last, verdict = runs["speculative"][-1], judge(speeds["speculative"], ">", speeds["plain"])
-        results[task] = dict(
-            tokens_per_s=speeds,
-            ratios=[s / p for s, p in zip(speeds["speculative"], speeds["plain"])],
-            faster=verdict.holds, undecided_because=verdict.reason,
-            acceptance=last["accepted"] / last["drafted"] if last["drafted"] else 0.0,
-            tokens_per_step={name: runs[name][-1]["tokens"] / runs[name][-1]["steps"] for name in pair},
-            tokens=last["tokens"])
-    for llm in pair.values():
+        results[task] = {}
+        for batch in batches:
+            batch_prompts = [prompts[i % len(prompts)] for i in range(batch)]
+            running = {name: llm for name, llm in every.items()
+                       if batch <= (largest or {}).get(name, batch)}
+            runs = {name: [] for name in running}
+            for _ in range(rounds):
+                for name, llm in running.items():
+                    runs[name].append(one_run(llm, batch_prompts, params))
+            results[task][str(batch)] = compared(task, runs)
+    for llm in every.values():
         llm.close()                     # on a GPU, its memory free for what runs next
-    return dict(model=model, k=k, batch=batch, rounds=rounds, max_tokens=max_tokens,
-                machine=machine(), tasks=results)
+    return dict(model=model, target_layers=layers, drafters=drafters, batches=list(batches), rounds=rounds,
+                max_tokens=max_tokens, largest=largest, machine=machine(), tasks=results)
+
+
+def compared(task, runs) -> dict:
+    """Each engine's tokens a second, acceptance and a request's tokens a step; each drafter's
+    ratios to plain, round by round, and the verdict on "it is faster"."""
+    plain = runs["plain"]
+    found = {}
+    for name, each in runs.items():
+        if each[0]["answers"] != plain[0]["answers"]:
+            raise AssertionError(f"{task}: {name} changed the greedy answer")
+        speeds = [r["tokens_per_s"] for r in each]
+        last = each[-1]
+        found[name] = dict(tokens_per_s=speeds, tokens=last["tokens"], steps=last["steps"],
+                           drafted=last["drafted"], accepted=last["accepted"],
+                           acceptance=last["accepted"] / last["drafted"] if last["drafted"] else None,
+                           tokens_per_step=last["tokens_per_step"])
+        if name != "plain":
+            verdict = judge(speeds, ">", [r["tokens_per_s"] for r in plain])
+            found[name].update(ratios=[s / r["tokens_per_s"] for s, r in zip(speeds, plain)],
+                               faster=verdict.holds, undecided_because=verdict.reason)
+    return found
 # ANCHOR_END: measure
 
 
@@ -171,10 +202,10 @@ def measure_steps(out: Path, scale, answers=True) -> Path:
                             sizes["steps"], dtype=model["dtype"], max_model_len=2 * sizes["context"] + 512)
         if answers:                     # two engines at once: each a share of a GPU
             share = dict(gpu_memory_utilization=0.4) if scale.device == "cuda" else {}
-            answered = measure(scale.checkpoint(model), sizes["k"], 1, sizes["rounds"], sizes["max_tokens"],
-                               dtype=model["dtype"], **share)
+            answered = measure(scale.checkpoint(model), {"prompt lookup": {"num_speculative_tokens": sizes["k"]}},
+                               [1], sizes["rounds"], sizes["max_tokens"], dtype=model["dtype"], **share)
         result["shapes"][shape] = dict(
-            answers=answered["tasks"] if answers else None,
+            answers={task: by_batch["1"] for task, by_batch in answered["tasks"].items()} if answers else None,
             rows=rows, measured=speedups(rows, sizes["k"], sizes["acceptance"]),
             predicted={hw: predicted(shape, sizes["context"], sizes["k"], sizes["acceptance"],
                                      sizes["batches"], hw) for hw in ("h200", "h200-measured")})
@@ -192,8 +223,9 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     answers = commands.add_parser("answers", help="tokens a second with and without drafts, the real model")
     answers.add_argument("--model", default="smollm2")
-    answers.add_argument("--k", type=int, default=4, help="tokens drafted a step")
-    answers.add_argument("--batch", type=int, default=1)
+    answers.add_argument("--drafter", choices=list(DRAFTERS), action="append",
+                         help="a drafter to measure (again for another; default: every one)")
+    answers.add_argument("--batch", type=int, nargs="+", default=[1], help="the batches to run")
     answers.add_argument("--rounds", type=int, default=5)
     answers.add_argument("--max-tokens", type=int, default=96)
     answers.add_argument("--out", default=None, help="also write the results as JSON here")
@@ -203,12 +235,16 @@ def main(argv=None):
     if args.command == "steps":
         print(measure_steps(args.out, run_scale()))
         return
-    result = measure(args.model, args.k, args.batch, args.rounds, args.max_tokens)
-    for task, r in result["tasks"].items():
-        print(f"{task}: speculative / plain tokens a second, median of {args.rounds} rounds "
-              f"{statistics.median(r['ratios']):.2f} (rounds {min(r['ratios']):.2f}-{max(r['ratios']):.2f}; "
-              f"faster: {r['faster']}), acceptance {r['acceptance']:.2f}, tokens a step "
-              f"{r['tokens_per_step']['speculative']:.2f} against {r['tokens_per_step']['plain']:.2f}")
+    drafters = {name: DRAFTERS[name] for name in args.drafter or DRAFTERS}
+    result = measure(args.model, drafters, args.batch, args.rounds, args.max_tokens)
+    for task, by_batch in result["tasks"].items():
+        for batch, found in by_batch.items():
+            for name in drafters:
+                r = found[name]
+                print(f"{task}, batch {batch}, {name}: over plain tokens a second, median of "
+                      f"{args.rounds} rounds {statistics.median(r['ratios']):.2f} (rounds "
+                      f"{min(r['ratios']):.2f}-{max(r['ratios']):.2f}; faster: {r['faster']}), "
+                      f"acceptance {r['acceptance'] or 0:.2f}, tokens a step {r['tokens_per_step']:.2f}")
     if args.out:
         with open(args.out, "w") as out:
             json.dump(result, out, indent=1)
