@@ -4,8 +4,11 @@
 its own tokens and proposes what followed them: no model, no memory, and
 good guesses only where an answer repeats its prompt. ``DraftModel`` runs a
 smaller model of the same vocabulary (or the target's own first layers,
-loaded again: self-speculative decoding) a token at a time, each request with
-a K/V cache of its own.
+loaded again: self-speculative decoding) a token at a time, every drafting
+request in one pass, with a K/V cache of its own.
+
+A drafter's ``propose`` takes every drafting request with the most tokens it
+may get, and gives each its Draft; ``forget`` drops what it keeps for one.
 
 A draft is its tokens and, for a model's sampled draft, the distribution each
 was drawn from (q); prompt lookup's q is all on its token.
@@ -18,7 +21,7 @@ import torch
 
 from ..checkpoint import load_model
 from ..sampling import filtered_probabilities, greedy
-from .single import OneSequence
+from .continuous import RaggedBatch
 
 
 @dataclass
@@ -43,8 +46,10 @@ class PromptLookup:
         self.longest = spec["prompt_lookup_max"]
         self.shortest = spec["prompt_lookup_min"]
 
-    def propose(self, request, most: int) -> Draft:
-        return Draft(self.lookup(request.all_token_ids, most))
+    def propose(self, wanted: dict) -> dict:
+        """{request: the most tokens it may get} -> {request: its Draft}."""
+        return {request: Draft(self.lookup(request.all_token_ids, most))
+                for request, most in wanted.items()}
 
     def lookup(self, tokens: list[int], most: int) -> list[int]:
         """Up to ``most`` tokens to follow ``tokens``: those that followed the
@@ -68,9 +73,11 @@ class PromptLookup:
 
 # ANCHOR: draft_model
 class DraftModel:
-    """Drafts with a model: each request's tokens not yet in its cache go
-    through it as one chunk, then it picks a token at a time, as the request
-    would (greedy, or sampled with the request's own settings)."""
+    """Drafts with a model, every drafting request in one pass a token: first
+    each request's tokens not yet in its cache, packed as stage 4 packs a
+    step; then each request's latest pick, until it has as many as it may get.
+    Each pick is the request's own (greedy, or sampled with its settings). The
+    cache is stage 4's: a slot of max_model_len rows for each running request."""
 
     def __init__(self, engine, vocab_size: int):
         config, spec = engine.config, engine.config.speculative_config
@@ -82,40 +89,56 @@ class DraftModel:
                              f"{self.model.config.vocab_size} tokens, the target's "
                              f"{vocab_size}")
         self.engine = engine          # its attention ops, its tensors, its sampler
-        self.caches = {}              # request -> (k, v, the tokens they hold)
+        self.slot_len = config.max_model_len
+        self.k, self.v = self.model.new_kv_cache(config.max_num_seqs * self.slot_len)
+        self.free_slots = list(range(config.max_num_seqs))
+        self.slots = {}               # request -> (its slot, the tokens its rows hold)
 
-    def propose(self, request, most: int) -> Draft:
-        if most < 1:
-            return Draft([])
-        k, v, cached = self.cache_of(request)
-        tokens, picks, probs = list(request.all_token_ids), [], []
-        new = tokens[common_prefix(cached, tokens):]
-        start = len(tokens) - len(new)
-        for _ in range(most):
-            logits = self.forward(k, v, new, start)
-            cached[start:] = new
-            start += len(new)
-            token, q = self.pick(request, logits)
-            picks.append(token)
-            probs.append(q)
-            new = [token]
-        return Draft(picks, None if probs[0] is None else torch.cat(probs))
+    def propose(self, wanted: dict) -> dict:
+        """{request: the most tokens it may get} -> {request: its Draft}."""
+        wanted = {request: most for request, most in wanted.items() if most > 0}
+        picks = {request: [] for request in wanted}
+        probs = {request: [] for request in wanted}
+        new = {request: self.not_cached(request) for request in wanted}
+        while new:
+            logits = self.forward(new)
+            for i, request in enumerate(new):
+                token, q = self.pick(request, logits[i:i + 1])
+                picks[request].append(token)
+                probs[request].append(q)
+            new = {r: [picks[r][-1]] for r in new if len(picks[r]) < wanted[r]}
+        return {r: Draft(picks[r], None if probs[r][0] is None else torch.cat(probs[r]))
+                for r in wanted}
 
-    def cache_of(self, request):
-        if request not in self.caches:
-            capacity = len(request.prompt_token_ids) + request.params.max_tokens
-            self.caches[request] = (*self.model.new_kv_cache(1, capacity), [])
-        return self.caches[request]
+    def not_cached(self, request) -> list[int]:
+        """The request's tokens from the first its rows do not hold (its last, at
+        least: its logits give the first pick)."""
+        if request not in self.slots:
+            self.slots[request] = (self.free_slots.pop(), [])
+        tokens, (_, held) = request.all_token_ids, self.slots[request]
+        del held[min(common_prefix(held, tokens), len(tokens) - 1):]
+        return tokens[len(held):]
 
-    def forward(self, k, v, new, start):
-        """The draft model over ``new`` tokens from position ``start``: the
-        logits of the last."""
-        engine = self.engine
-        end = engine.tensor([start + len(new)], dtype=torch.int32)
-        attn = OneSequence(k, v, engine.ops, end, max_query_len=len(new))
-        positions = engine.tensor(range(start, start + len(new)))
-        hidden = self.model(engine.tensor(new), positions, attn)
-        return self.model.compute_logits(hidden[-1:])
+    def forward(self, new: dict):
+        """One pass of the draft model over each request's ``new`` tokens, packed,
+        their K/V written after what its rows hold: the logits of each last."""
+        ids, positions, rows, lengths, starts, bounds = [], [], [], [], [], [0]
+        for request, tokens in new.items():
+            slot, held = self.slots[request]
+            first = slot * self.slot_len + len(held)
+            positions += range(len(held), len(held) + len(tokens))
+            rows += range(first, first + len(tokens))
+            ids += tokens
+            held += tokens
+            bounds.append(len(ids))
+            lengths.append(len(held))
+            starts.append(slot * self.slot_len)
+        e, i32 = self.engine, torch.int32
+        attn = RaggedBatch(self.k, self.v, e.ops, e.tensor(rows), e.tensor(bounds, i32),
+                           e.tensor(lengths, i32), e.tensor(starts, i32),
+                           max(len(tokens) for tokens in new.values()))
+        hidden = self.model(e.tensor(ids), e.tensor(positions), attn)
+        return self.model.compute_logits(hidden[e.tensor(bounds[1:]) - 1])
 
     def pick(self, request, logits):
         """The request's next draft token, and q (None: greedy, all on it)."""
@@ -127,8 +150,9 @@ class DraftModel:
         return int(torch.multinomial(q[0], 1, generator=generator)), q
 
     def forget(self, request):
-        """A finished or aborted request's cache goes."""
-        self.caches.pop(request, None)
+        """A finished, aborted or preempted request's slot goes back."""
+        if request in self.slots:
+            self.free_slots.append(self.slots.pop(request)[0])
 # ANCHOR_END: draft_model
 
 

@@ -132,14 +132,13 @@ class SpeculativeEngine(PagedEngine):
     def draft(self) -> dict:
         """Each decoding request's drafts: at most k, and never more than its
         max_tokens leaves room for after the token the step adds anyway."""
-        drafts, k = {}, self.config.speculative_config["num_speculative_tokens"]
+        k, wanted = self.config.speculative_config["num_speculative_tokens"], {}
         for request in self.scheduler.running:
             if request.num_computed_tokens == len(request.all_token_ids) - 1:
                 room = request.params.max_tokens - len(request.output_token_ids) - 1
-                proposed = self.drafter.propose(request, min(k, room))
-                if proposed:
-                    drafts[request] = proposed
-        return drafts
+                wanted[request] = min(k, room)
+        proposed = self.drafter.propose(wanted)
+        return {request: draft for request, draft in proposed.items() if draft}
 # ANCHOR_END: engine
 
     # ANCHOR: prepare

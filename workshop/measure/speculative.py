@@ -70,12 +70,11 @@ def one_run(llm, prompts, params) -> dict:
 
 # ANCHOR: measure
 def measure(model="smollm2", drafters=None, batches=(1,), rounds=5, max_tokens=96,
-            largest=None, **options) -> dict:
+            **options) -> dict:
     """Each task at each batch: ``rounds`` turns of plain decoding and then each
     drafter (greedy, so all give the same tokens, which is checked), tokens a
-    second each, and each drafter's ratios to plain. ``largest``: a drafter's
-    largest batch, by name (a draft model drafts a request at a time). ``options``:
-    the engines' (on a GPU, each its share of the memory)."""
+    second each, and each drafter's ratios to plain. ``options``: the engines'
+    (on a GPU, each its share of the memory)."""
     drafters = DRAFTERS if drafters is None else drafters
     every = engines(model, drafters, max_num_seqs=max(batches), **options)
     tokenizer = every["plain"].llm_engine.tokenizer
@@ -89,17 +88,15 @@ def measure(model="smollm2", drafters=None, batches=(1,), rounds=5, max_tokens=9
         results[task] = {}
         for batch in batches:
             batch_prompts = [prompts[i % len(prompts)] for i in range(batch)]
-            running = {name: llm for name, llm in every.items()
-                       if batch <= (largest or {}).get(name, batch)}
-            runs = {name: [] for name in running}
+            runs = {name: [] for name in every}
             for _ in range(rounds):
-                for name, llm in running.items():
+                for name, llm in every.items():
                     runs[name].append(one_run(llm, batch_prompts, params))
             results[task][str(batch)] = compared(task, runs)
     for llm in every.values():
         llm.close()                     # on a GPU, its memory free for what runs next
     return dict(model=model, target_layers=layers, drafters=drafters, batches=list(batches), rounds=rounds,
-                max_tokens=max_tokens, largest=largest, machine=machine(), tasks=results)
+                max_tokens=max_tokens, machine=machine(), tasks=results)
 
 
 def compared(task, runs) -> dict:
@@ -139,8 +136,8 @@ class GivenDrafts:
     def __init__(self, k: int, token: int = 3):
         self.k, self.token = k, token
 
-    def propose(self, request, most: int) -> Draft:
-        return Draft([self.token] * min(self.k, most))
+    def propose(self, wanted: dict) -> dict:
+        return {request: Draft([self.token] * min(self.k, most)) for request, most in wanted.items()}
 
     def forget(self, request):
         """Nothing kept per request."""

@@ -97,11 +97,10 @@ SIZES = {
     "10_tensor_parallel": dict(
         cpu=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3),
         full=dict(batch=4, prompt_len=16, decode_steps=16, repeats=3)),
-    # The real model (SmolLM2-135M-Instruct) with and without each drafter; the draft
-    # model drafts one request at a time, so it runs up to draft_largest requests.
+    # The real model (SmolLM2-135M-Instruct) with and without each drafter.
     "12_speculative": dict(
-        cpu=dict(batches=[1, 4], draft_largest=4, max_tokens=32, repeats=3),
-        full=dict(batches=[1, 8, 32, 128], draft_largest=8, max_tokens=128, repeats=3)),
+        cpu=dict(batches=[1, 4], max_tokens=32, repeats=3),
+        full=dict(batches=[1, 8, 32, 128], max_tokens=128, repeats=3)),
 }
 
 
