@@ -45,7 +45,13 @@ def accept(draft: Draft, probs: torch.Tensor, generator=None) -> list[int]:
     first rejection the token is drawn from max(0, p - q), normalised, and the
     step ends; with every draft kept, a last token is drawn from the next p. A
     draft with no q had all of it on x: kept with p(x), else drawn from p
-    without x."""
+    without x.
+
+    The draws, in order, and no others (a seeded request's tokens depend on
+    them): one torch.rand((), generator=generator) per draft examined, x kept
+    if u * q(x) < p(x); at the first rejection one draw (``draw``) from
+    max(0, p - q), or from p where rounding left that all zero; with every
+    draft kept, one draw from the next position's p."""
     kept = []
     for i, token in enumerate(draft.tokens):
         p = probs[i]

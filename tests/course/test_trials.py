@@ -34,6 +34,11 @@ RECLASSIFIED = {
 }
 
 
+# Exercises written after the newest trial: no trial has answered them yet, and the
+# next trial answers them too (its answers put them among every trial's).
+AFTER_THE_TRIALS = {"acceptance", "kv_rollback"}
+
+
 def exercise_of(path: Path):
     return EXERCISES[path.parent.name]
 
@@ -51,6 +56,9 @@ def test_each_trial_answers_every_exercise_with_two_wrong_and_one_right():
     for trial in (p for p in TRIALS.iterdir() if p.is_dir()):
         for ex in EXERCISES.values():
             names = {p.stem for p in (trial / ex.name).glob("*.py")}
+            if ex.name in AFTER_THE_TRIALS:
+                assert not names, f"{trial.name} answers {ex.name}: take it out of AFTER_THE_TRIALS"
+                continue
             assert "right" in names and len(names - {"right"}) >= 2, (trial.name, ex.name)
 
 

@@ -1,8 +1,8 @@
 """The configurations a student's code runs under: every stage, with each option
 that changes which code runs or when (bucketing, the batch window, slot
 reservations, the rescheduling knobs, chunked prefill, the prefill-first policy,
-block sizes, preemption, prefix caching, async scheduling, and the Triton
-kernels: fused layer operations, split-KV decodes).
+block sizes, preemption, prefix caching, async scheduling, speculative decoding,
+and the Triton kernels: fused layer operations, split-KV decodes).
 
 An exercise's check runs the stage with the student's function swapped in under
 every configuration here that calls it (``calling``), and compares each run
@@ -44,6 +44,7 @@ def config(name, engine, model=None, shared_prefix=0, split_kv=False, **workload
 
 
 TRITON, PAGED = dict(attention_backend="triton"), dict(engine="paged", max_num_seqs=6)
+SPECULATIVE = {"method": "ngram", "num_speculative_tokens": 3}
 # ANCHOR: configurations
 CONFIGURATIONS = [
     config("single", dict(engine="single"), num_requests=6),
@@ -92,6 +93,17 @@ CONFIGURATIONS = [
     config("paged, async scheduling",
            dict(PAGED, block_size=4, num_blocks=20, async_scheduling=True),
            num_requests=16, prompt_len=(4, 24), output_len=(4, 24)),
+    # stage 6: prompts of few distinct tokens, so that prompt lookup drafts for every
+    # kind of request; blocks of 4 and too few of them, so that rejected drafts give
+    # blocks back and requests are preempted between verify steps
+    config("paged, speculative (prompt lookup), preempting",
+           dict(PAGED, block_size=4, num_blocks=20, speculative_config=SPECULATIVE),
+           vocab_size=8, output_len=(4, 24)),
+    # prefix caching's blocks, which rejected drafts give back past the published ones
+    config("paged, speculative, prefix caching",
+           dict(PAGED, block_size=4, num_blocks=40, enable_prefix_caching=True,
+                speculative_config=SPECULATIVE),
+           shared_prefix=10, qps=400.0, vocab_size=8, output_len=(4, 24)),
     # no model: each step costs what the cost model predicts for Llama 3.2 1B on an
     # H100, and the KV cache is what its memory leaves once the weights are in
     config("paged, simulated on an H100",

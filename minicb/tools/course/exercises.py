@@ -101,6 +101,7 @@ def runs_of(*stages: str, triton=None, without=()) -> tuple:
 
 SCHEDULER, PAGED = "minicb.stages.iteration:Scheduler", "minicb.stages.paged"
 SIMULATED = ("paged, simulated on an H100",)
+SPECULATIVE = tuple(c.name for c in CONFIGURATIONS if c.engine.get("speculative_config"))
 # ANCHOR: exercises
 EXERCISES = {e.name: e for e in [
     Exercise("stop_reason", 1, "Sampling and stopping", "minicb.stages.base:stop_reason",
@@ -168,6 +169,13 @@ EXERCISES = {e.name: e for e in [
     Exercise("kv_budget", 11, "Where the KV memory goes", "minicb.costmodel:kv_budget",
              "the KV memory a GPU leaves once the weights are in", "budget", SIMULATED,
              also=("minicb.executors.simulated",)),
+    Exercise("acceptance", 12, "The acceptance rule", "minicb.stages.speculative:accept",
+             "keep each draft with probability min(1, p/q); at the first rejection draw from p - q",
+             "acceptance", SPECULATIVE),
+    Exercise("kv_rollback", 12, "Giving back the rejected drafts' KV",
+             "minicb.stages.speculative:SpeculativeEngine.roll_back",
+             "end a request's computed tokens before its rejected drafts and trim its blocks",
+             "kv_rollback", SPECULATIVE),
 ]}
 # ANCHOR_END: exercises
 

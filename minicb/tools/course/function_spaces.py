@@ -1,7 +1,8 @@
 """The inputs each plain function of the course may meet, drawn whole: a
 request's end, nucleus sampling, left padding, TPOT, percentiles, a claim's
 verdict, the stream's holdback, a vocabulary share, collective bytes, the cost
-model's step and KV budget (``differential.py`` says how a space is used).
+model's step and KV budget, the acceptance rule of speculative decoding
+(``differential.py`` says how a space is used).
 
 Where a boundary matters, the draws meet it exactly: values are small integers
 or binary fractions, so a sum, a median or a mass lands on its threshold with
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from ...costmodel import HARDWARE, MODEL_SHAPES
 from ...request import Request, RequestMetrics
 from ...sampling_params import SamplingParams
+from ...stages.drafting import Draft
 from ..bench import claims
 from ..serve.protocol import TextStream
 from .differential import Observed, Space, attempt, observe, same
@@ -312,3 +314,96 @@ def budget_space() -> Space:
                                                                 utilization=0.5)}
     return Space(inputs, call, examples, describe=lambda d: (
         f"{d['shape']} in {d['bytes']}-byte values on {d['hardware']} at utilization {d['utilization']}"))
+
+
+# ---------------------------------------------------------------- chapter 12
+def distribution(vocab: int):
+    """A row of exact probabilities over ``vocab`` tokens, zeros among them (what
+    top-k and top-p cut), the top-up token anywhere."""
+    weights = st.lists(st.integers(0, 6), min_size=vocab - 1, max_size=vocab - 1)
+    return st.tuples(weights, st.integers(0, vocab - 1)).map(
+        lambda d: (lambda row: row[d[1]:] + row[:d[1]])(exact_probabilities(d[0])))
+
+
+def one_hot_row(token: int, vocab: int) -> list:
+    return [float(t == token) for t in range(vocab)]
+
+
+def verify_position(vocab: int, sampled: bool):
+    """One draft: its q (None: prompt lookup's), which token of q's support, and
+    the model's p there: drawn, equal to q, all on the draft, or off q's support."""
+    return st.builds(dict, q=distribution(vocab) if sampled else st.none(), pick=st.integers(0, 63),
+                     p=distribution(vocab), kind=st.sampled_from(["drawn", "drawn", "q", "certain", "disjoint"]))
+
+
+def verify_case(vocab: int, positions: list, last: list, seed: int) -> dict:
+    """A verify step's inputs, as plain data: the draft's tokens, q (or None), p at
+    each draft and one past them, and the generator's seed."""
+    tokens, qs, ps = [], [], []
+    for pos in positions:
+        support = [t for t in range(vocab) if pos["q"] is None or pos["q"][t] > 0]
+        token = support[pos["pick"] % len(support)]        # a draft is drawn where q is not 0
+        q = pos["q"] or one_hot_row(token, vocab)
+        outside = [t for t in range(vocab) if q[t] == 0]
+        ps.append({"drawn": pos["p"], "q": q, "certain": one_hot_row(token, vocab),
+                   "disjoint": one_hot_row(outside[0], vocab) if outside else pos["p"]}[pos["kind"]])
+        tokens.append(token)
+        qs.append(q)
+    return dict(tokens=tokens, q=qs if positions and positions[0]["q"] is not None else None,
+                p=ps + [last], seed=seed)
+
+
+def draws(seed: int, n: int) -> list[float]:
+    """The first n torch.rand() draws of a generator with this seed."""
+    generator = torch.Generator().manual_seed(seed)
+    return [float(torch.rand((), generator=generator)) for _ in range(n)]
+
+
+def acceptance_examples() -> dict:
+    """The rule's cases by name: each seed found here, so that its draws do what the
+    name says (a first draw of at least 1 - 2**-13 comes a few thousand seeds in)."""
+    u = draws(3, 1)[0]                        # a multiple of 2**-24: exact as a probability
+    late = next(s for s in range(1 << 20) if draws(s, 1)[0] >= 1 - 2 ** -13)
+    two = next(s for s in range(1000) if [d < 0.5 for d in draws(s, 2)] == [True, True]
+               and draws(s, 3)[2] >= 0.875)
+    quarter = [[0.25, 0.5, 0.25], [0.25, 0.25, 0.5], [0.5, 0.25, 0.25], [0.125, 0.125, 0.75]]
+    favoured = quarter[:2] + [[0.875, 0.125, 0.0], quarter[3]]     # the third draft, rejected
+    case = lambda tokens, q, p, seed: dict(tokens=tokens, q=q, p=p, seed=seed)  # noqa: E731
+    return {
+        "no draft: one draw from p": case([], None, [[0.25, 0.5, 0.25]], 0),
+        "a prompt-lookup draft top-k cut from p: never kept": case([1], None, [[0.5, 0.0, 0.5], quarter[0]], 0),
+        "p certain of a prompt-lookup draft: kept, then a draw from the next p":
+            case([2], None, [[0.0, 0.0, 1.0], [0.5, 0.5, 0.0]], 0),
+        "three prompt-lookup drafts: two kept, the third rejected though p favours it":
+            case([1, 2, 0], None, favoured, two),
+        "p equal to q: every draft kept, then one more":
+            case([0, 2], quarter[1:3], quarter[1:], 1),
+        "p and q disjoint: the first draft rejected": case(
+            [0, 1], [[0.75, 0.25, 0.0], [0.5, 0.5, 0.0]], [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], quarter[0]], 0),
+        "u times q(x) exactly p(x), prompt lookup: rejected": case([0], None, [[u, 1 - u], [0.5, 0.5]], 3),
+        "u times q(x) exactly p(x), a sampled draft: rejected":
+            case([0], [[0.5, 0.5]], [[u / 2, 1 - u / 2], [0.5, 0.5]], 3),
+        "p a rounding below q at the draft and nowhere above: nothing left of p - q": case(
+            [0], [[2 ** -10, 1 - 2 ** -10]], [[2 ** -10 - 2 ** -23, 1 - 2 ** -10], [0.5, 0.5]], late)}
+
+
+NEXT_DRAW = "the generator's next draw (each draw made moves it on)"
+
+
+def acceptance_space() -> Space:
+    inputs = st.tuples(st.integers(2, 6), st.integers(0, 4), st.booleans()).flatmap(
+        lambda d: st.builds(verify_case, st.just(d[0]), st.lists(verify_position(d[0], d[2]), min_size=d[1],
+                                                                 max_size=d[1]),
+                            distribution(d[0]), st.integers(0, 2 ** 32 - 1)))
+
+    def call(function, d):
+        probs = torch.tensor(d["p"], dtype=torch.float32)
+        q = None if d["q"] is None else torch.tensor(d["q"], dtype=torch.float32)
+        draft, generator = Draft(list(d["tokens"]), q), torch.Generator().manual_seed(d["seed"])
+        seen = observe(lambda: function(draft, probs, generator),
+                       {"probs": probs, "draft.tokens": draft.tokens, "draft.probs": q})
+        seen.state = {NEXT_DRAW: float(torch.rand((), generator=generator))}
+        return seen
+    return Space(inputs, call, acceptance_examples(), describe=lambda d: (
+        f"draft {d['tokens']}, q {d['q'] if d['q'] is not None else 'None (all on each draft)'}, "
+        f"p {d['p']}, a generator seeded {d['seed']}"))

@@ -180,6 +180,25 @@ HINTS = {
         "hw.memory is in bytes; the weights are shape.params values of bytes_per_value.",
         "hw.memory x utilization - shape.params x bytes_per_value.",
     ],
+    "acceptance": [
+        "Walk the drafts in order: each gets one uniform draw, and the first one not kept "
+        "ends the step with a token drawn in its place; kept them all, and one more token "
+        "comes from the position after the last.",
+        "Prompt lookup's draft has no q: it is 1 on the draft and 0 elsewhere, so the "
+        "test is u < p(x) and what is left of p is p without x. Compare u * q(x) < p(x), "
+        "never divide: p(x) may be 0, and the check replays your draws exactly.",
+        "rest = (p - q).clamp(min=0); draw(rest if rest.sum() > 0 else p, generator); "
+        "with every draft kept, draw(probs[len(draft)], generator).",
+    ],
+    "kv_rollback": [
+        "The step counted the request's last token and every draft as computed; only the "
+        "drafts it kept are its tokens now.",
+        "Of the list the step gave, the last token is the model's own, not yet fed to it: "
+        "len(kept) - 1 drafts were accepted, len(draft) - (len(kept) - 1) rejected. Skip "
+        "requests with no draft, and those the step failed (an exception, not a list).",
+        "request.num_computed_tokens -= the rejected drafts; then self.kv.trim(request, "
+        "request.num_computed_tokens), in the order of requests.",
+    ],
 }
 
 

@@ -1,6 +1,6 @@
 """The inputs each engine method of the course may meet, drawn whole: the static
 and dynamic batch cuts, the scheduler's admission, chunking and trigger, stage
-4's first fit, stage 5's allocate, cache rows and preemption.
+4's first fit, stage 5's allocate, cache rows and preemption, stage 6's roll back.
 
 A method gets its engine, scheduler or KV manager as ``self``: the real class
 with the state drawn, or, where it would need a model, a stand-in holding only
@@ -17,7 +17,9 @@ from ...request import Request, RequestMetrics
 from ...sampling_params import SamplingParams
 from ...stages.continuous import SlotManager
 from ...stages.dynamic import DynamicEngine
+from ...stages.drafting import Draft
 from ...stages.paged import BlockManager, PagedScheduler
+from ...stages.speculative import TrimmedBlocks, TrimmedPrefixBlocks
 from ...stages.static import StaticEngine
 from .differential import Observed, Space, attempt, observe
 
@@ -334,3 +336,80 @@ def preemption_space() -> Space:
         f"request {d['victim'] % len(d['running'])}, preempted already {d['preempted']}, "
         f"num_preemptions {d['count']}"))
 
+
+# ---------------------------------------------------------------- chapter 12: rejected drafts
+ROLLBACK_BLOCKS = 64         # enough for four requests of 14 tokens in blocks of 1
+
+
+def verified(d):
+    """A KV manager just after a verify step: each request (tokens it has, drafts
+    it sent, drafts drawn to be accepted, what the step gave it) counting its last
+    token and its drafts as computed, and holding the blocks they fill."""
+    kv = (TrimmedPrefixBlocks if d["prefix"] else TrimmedBlocks)(ROLLBACK_BLOCKS, d["block_size"])
+    order = [(b + d["rotate"]) % ROLLBACK_BLOCKS for b in range(ROLLBACK_BLOCKS)]
+    kv.free_blocks = type(kv.free_blocks)(dict.fromkeys(order) if d["prefix"] else order)
+    requests, tokens, drafts = [], [], {}
+    for i, (length, size, accepted, outcome) in enumerate(d["requests"]):
+        r = request(i, prompt_len=length)
+        size = 0 if outcome == "no draft" else size
+        r.num_computed_tokens = length + size
+        kv.allocate(r, r.num_computed_tokens)
+        if d["prefix"]:                    # its full blocks of known tokens are published
+            kv.filled[r] = [None] * (length // d["block_size"])
+        if outcome != "no draft":
+            drafts[r] = Draft([9] * size)
+        tokens.append(RuntimeError("its logits are not finite") if outcome == "failed"
+                      else [7] * (1 + accepted % (size + 1)))
+        requests.append(r)
+    return kv, requests, tokens, drafts
+
+
+def given(requests, tokens, drafts) -> dict:
+    """roll_back's arguments as plain data: what a call must leave as it was."""
+    return {"requests": ids(requests),
+            "tokens": [list(t) if isinstance(t, list) else f"{type(t).__name__}: {t}" for t in tokens],
+            "drafts": {r.request_id: list(draft.tokens) for r, draft in drafts.items()}}
+
+
+def kv_rollback_space() -> Space:
+    entry = st.tuples(st.integers(1, 10), st.integers(0, 4), st.integers(0, 4),
+                      st.sampled_from(["kept", "kept", "failed", "no draft"]))
+    inputs = st.builds(dict, block_size=st.integers(1, 8), requests=st.lists(entry, min_size=1, max_size=4),
+                       prefix=st.booleans(), rotate=st.integers(0, ROLLBACK_BLOCKS - 1))
+
+    def call(function, d):
+        kv, requests, tokens, drafts = verified(d)
+        before = given(requests, tokens, drafts)
+        seen = attempt(function, StandIn(kv=kv), requests, tokens, drafts)
+        after = given(requests, tokens, drafts)
+        seen.arguments = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        seen.returned = None                          # what it leaves is the contract, not what it returns
+        seen.state = {"each request's num_computed_tokens": {r.request_id: r.num_computed_tokens for r in requests},
+                      "self.kv.block_tables": {r.request_id: list(t) for r, t in kv.block_tables.items()},
+                      "self.kv.free_blocks": list(kv.free_blocks)}
+        if d["prefix"]:
+            seen.state["self.kv.ref_counts (of the blocks owned)"] = {
+                b: n for b, n in enumerate(kv.ref_counts) if n}
+        return seen
+    example = lambda size, *requests, prefix=False: dict(  # noqa: E731
+        block_size=size, requests=list(requests), prefix=prefix, rotate=0)
+    examples = {"every draft rejected: a block of drafts goes back": example(4, (4, 3, 0, "kept")),
+                "every draft kept": example(4, (4, 3, 3, "kept")),
+                "one draft of three kept": example(2, (5, 3, 1, "kept")),
+                "a draft the token budget cut to nothing": example(4, (5, 0, 0, "kept")),
+                "a failed request, one with no draft, one rolled back": example(
+                    2, (5, 2, 0, "failed"), (3, 0, 0, "no draft"), (6, 4, 1, "kept")),
+                "blocks go back in the requests' order": example(1, (2, 3, 0, "kept"), (2, 3, 0, "kept")),
+                "prefix caching's blocks": example(2, (4, 4, 1, "kept"), (3, 2, 0, "kept"), prefix=True)}
+    return Space(inputs, call, examples, describe=lambda d: (
+        f"blocks of {d['block_size']}{', prefix caching' if d['prefix'] else ''}, the free list from "
+        f"block {d['rotate']}, requests {'; '.join(map(step_of, d['requests']))}"))
+
+
+def step_of(entry) -> str:
+    """A request of the check's, and what its verify step gave it, in words."""
+    length, size, accepted, outcome = entry
+    if outcome == "no draft":
+        return f"{length} tokens, no draft"
+    gave = "the step failed it" if outcome == "failed" else f"{accepted % (size + 1)} of them kept"
+    return f"{length} tokens, {size} drafts, {gave}"
