@@ -18,8 +18,9 @@ def accept(draft, probs, generator=None) -> list[int]:
     ``draft.tokens``: the drafted token ids; ``draft.probs``: q, [len(draft), V],
     the distribution each was drawn from (q[i][x] > 0 at draft i's token x), or
     None for prompt lookup's drafts, whose q is all on the token (1 there, 0
-    elsewhere). ``probs``: p, [len(draft) + 1, V], the model's distribution at
-    each draft and one past the last, after temperature, top_k and top_p (zeros
+    elsewhere). ``probs``: p, [len(draft) + 1, V], row i the model's distribution
+    for the token at draft i's position (from the tokens before it), and a last
+    row for the position past the last draft, after temperature, top_k and top_p (zeros
     where they cut). Each row of p and q sums to 1, up to rounding.
 
     A seeded request's tokens depend on the random draws, so the draws are part
@@ -35,7 +36,7 @@ def accept(draft, probs, generator=None) -> list[int]:
       them.
 
     ``draw(weights, generator)`` (imported above) is torch.multinomial's pick of
-    one token from weights normalised to sum to 1. Leave draft and probs as they
-    are.
+    one token from weights normalised to sum to 1, as an int. Leave draft and
+    probs as they are.
     """
     raise NotImplementedError

@@ -20,7 +20,8 @@ def roll_back(self, requests, tokens, drafts):
     and none of those rejected (the model's own token, the list's last, is not
     computed yet: the next step feeds it). Then
     ``self.kv.trim(request, request.num_computed_tokens)`` gives back the blocks
-    past that many tokens, to the free list. Leave every other request, and the
-    arguments, as they are.
+    past that many tokens, to the free list. A draft may be shorter than the k
+    the engine asks for, or empty: count its own length. Leave every other
+    request, and the arguments, as they are. Of ``self``, use ``self.kv`` alone.
     """
     raise NotImplementedError
