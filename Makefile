@@ -141,7 +141,7 @@ figures-cpu: $(VENV)/.installed-dev
 	cd notebooks && for nb in [01]*.ipynb; do \
 	  MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= ../$(PY) -m jupyter execute --inplace $$nb \
 	    || exit 1; done
-	MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= $(PY) -m minicb demo \
+	MINICB_FIGURES_DIR=$(ONE_RUN) CUDA_VISIBLE_DEVICES= $(PY) -m workshop.report.demo \
 	  | grep -v '^figure: \|^  written to' > $(ONE_RUN)/demo_output.txt
 	find figures/cpu -maxdepth 1 -type f -delete       # the notebooks' own; cli/ and compile/ are other commands'
 	for f in $(CPU_FIGURES) demo_schedules; do cp $(ONE_RUN)/$$f.png $(ONE_RUN)/$$f.json figures/cpu/; done

@@ -139,6 +139,22 @@ def test_every_committed_figure_reads_in_the_book():
         assert figures.legibility_problems(sub) == []
 
 
+def test_make_figures_cpu_saves_the_demo_s_figure_as_every_committed_one(llama, tmp_path, monkeypatch):
+    """The demo that make figures-cpu runs (workshop.report.demo) saves its figure with
+    its text's legibility measured, which the committed figures' test reads; minicb
+    demo alone, which has no workshop, saves it plainly."""
+    from minicb.tools.course import demo as course_demo
+    from workshop.report import demo
+
+    monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
+    course_demo.run_demo(llama, questions=["one two", "three"], max_batch_size=2, max_tokens=3, save=demo.save)
+    assert (tmp_path / "demo_schedules.png").is_file()
+    assert figures.legibility_problems(tmp_path) == []
+    course_demo.run_demo(llama, questions=["one two", "three"], max_batch_size=2, max_tokens=3)
+    assert figures.legibility_problems(tmp_path) == [
+        "demo_schedules.json: does not say how its text reads (saved before it did)"]
+
+
 def test_legibility_measures_the_smallest_text_and_finds_overlaps(tmp_path, monkeypatch):
     monkeypatch.setenv("MINICB_FIGURES_DIR", str(tmp_path))
     fig, ax = plt.subplots(figsize=(6, 3))

@@ -30,9 +30,10 @@ QUESTIONS = [          # answers of different lengths, as a server's requests ha
 
 
 # ANCHOR: demo
-def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48):
+def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48, save=None):
     """Every stage answers the same questions, greedily. Returns {stage: RunMetrics},
-    {stage: RequestOutputs} and the path of the figure it wrote."""
+    {stage: RequestOutputs} and the path of the figure it wrote with ``save(fig,
+    meta)`` (save_demo_figure unless given)."""
     runs, outputs = {}, {}
     for engine in STAGES:
         # The same KV memory for stages 4 and 5: max_batch_size slots of 256 tokens, or as many
@@ -48,8 +49,9 @@ def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=
     plot_schedule(runs["continuous"], f"continuous batching, max_num_seqs={max_batch_size}", ax=axes[1])
     fig.tight_layout()
     stages = {name: dict(run.summary(), max_running=run.max_running()) for name, run in runs.items()}
-    figure = save_demo_figure(fig, dict(model=str(model), questions=len(questions), max_tokens=max_tokens,
-                                        max_batch_size=max_batch_size, stages=stages))
+    meta = dict(model=str(model), questions=len(questions), max_tokens=max_tokens,
+                max_batch_size=max_batch_size, stages=stages)
+    figure = (save or save_demo_figure)(fig, meta)
     return runs, outputs, figure
 # ANCHOR_END: demo
 
@@ -71,8 +73,9 @@ def save_demo_figure(fig, meta: dict) -> Path:
     return png
 
 
-def main(args):
-    runs, outputs, figure = run_demo(args.model, max_batch_size=args.max_batch_size, max_tokens=args.max_tokens)
+def main(args, save=None):
+    runs, outputs, figure = run_demo(args.model, max_batch_size=args.max_batch_size, max_tokens=args.max_tokens,
+                                     save=save)
     first = next(iter(outputs.values()))
     print(f"\n{args.model}: {len(QUESTIONS)} questions, greedy, up to {args.max_tokens} tokens each\n")
     for question, out in zip(QUESTIONS, first):
