@@ -30,7 +30,7 @@ QUESTIONS = [          # answers of different lengths, as a server's requests ha
 
 
 # ANCHOR: demo
-def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48, save=None):
+def run_demo(model="smollm2", questions=QUESTIONS, max_batch_size=4, max_tokens=48, *, save=None):
     """Every stage answers the same questions, greedily. Returns {stage: RunMetrics},
     {stage: RequestOutputs} and the path of the figure it wrote with ``save(fig,
     meta)`` (save_demo_figure unless given)."""
